@@ -1,0 +1,133 @@
+"""Commands (pin, unpin, resolve_conflict) against a subject's state -> a decision.
+
+Invariants: a command only touches facts and conflict sets of its own (project, subject);
+a resolution leaves exactly one active fact for the predicate (the retired one first in the
+write order, so the one-active index never sees two); a command that names something
+unknown or already in the requested state is refused with a reason and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from processors.adjudication import Change, ChangeKindT, Decision
+from schemas.commands import Command
+from schemas.facts import ConflictSet, Fact
+
+
+@dataclass(frozen=True)
+class Refused:
+    reason: str
+
+
+def apply_command(
+    cmd: Command,
+    facts: Mapping[str, Fact],
+    conflicts: Mapping[str, ConflictSet],
+    now: datetime,
+) -> Decision | Refused:
+    """``facts`` holds the subject's facts by id (at least those the command names and the
+    active fact of a conflict's predicate); ``conflicts`` the subject's conflict sets."""
+    if cmd.type in ("pin", "unpin"):
+        return _pin(cmd, facts, now)
+    return _resolve(cmd, facts, conflicts, now)
+
+
+def _in_scope(cmd: Command, fact: Fact | None) -> bool:
+    return (
+        fact is not None and fact.project_id == cmd.project_id and fact.subject_id == cmd.subject_id
+    )
+
+
+def _pin(cmd: Command, facts: Mapping[str, Fact], now: datetime) -> Decision | Refused:
+    assert cmd.fact_id is not None
+    fact = facts.get(cmd.fact_id)
+    if fact is None or not _in_scope(cmd, fact):
+        return Refused(f"fact {cmd.fact_id} not found for {cmd.project_id}/{cmd.subject_id}")
+    want = cmd.type == "pin"
+    if fact.pinned == want:
+        return Refused(f"fact {fact.id} is already {'pinned' if want else 'unpinned'}")
+    after = fact.model_copy(update={"pinned": want, "updated_at": now})
+    kind: ChangeKindT = "pinned" if want else "unpinned"
+    return Decision(
+        outcomes=(),
+        fact_writes=(after,),
+        conflict_writes=(),
+        changes=(Change(kind, after, fact),),
+    )
+
+
+def _resolve(
+    cmd: Command,
+    facts: Mapping[str, Fact],
+    conflicts: Mapping[str, ConflictSet],
+    now: datetime,
+) -> Decision | Refused:
+    assert cmd.conflict_set_id is not None
+    cs = conflicts.get(cmd.conflict_set_id)
+    if cs is None or cs.project_id != cmd.project_id or cs.subject_id != cmd.subject_id:
+        return Refused(f"conflict set {cmd.conflict_set_id} not found")
+    if cs.status != "open":
+        return Refused(f"conflict set {cs.id} is already resolved")
+    members = [facts[i] for i in cs.fact_ids if i in facts]
+    active = next(
+        (f for f in facts.values() if f.status == "active" and f.predicate == cs.predicate),
+        None,
+    )
+    contenders = [f for f in members if f.status == "candidate"]
+    if cmd.resolution == "keep_existing":
+        winner = active
+    elif cmd.resolution == "keep_new":
+        if not contenders:
+            return Refused(f"conflict set {cs.id} has no candidate left to keep")
+        winner = contenders[-1]
+    else:
+        chosen = facts.get(cmd.choose_fact_id or "")
+        if chosen is None or chosen.id not in cs.fact_ids:
+            return Refused(f"fact {cmd.choose_fact_id} is not a member of conflict set {cs.id}")
+        if chosen.status not in ("candidate", "active"):
+            return Refused(f"fact {chosen.id} is {chosen.status} and cannot be chosen")
+        winner = chosen
+    resolved = cs.model_copy(
+        update={"status": "resolved", "resolution": cmd.resolution, "resolved_at": now}
+    )
+    writes: list[Fact] = []
+    changes: list[Change] = []
+    if winner is not None and active is not None and winner.id != active.id:
+        retired = active.model_copy(
+            update={
+                "status": "superseded",
+                "valid_to": max(winner.valid_from, active.valid_from),
+                "superseded_by": winner.id,
+                "superseded_reason": "conflict_resolution",
+                "updated_at": now,
+            }
+        )
+        writes.append(retired)
+        changes.append(Change("superseded", retired, active, resolved))
+    for f in contenders:
+        if winner is not None and f.id == winner.id:
+            promoted = f.model_copy(
+                update={
+                    "status": "active",
+                    "supersedes_id": active.id if active is not None else f.supersedes_id,
+                    "updated_at": now,
+                }
+            )
+            writes.append(promoted)
+            changes.append(Change("conflict_resolved", promoted, f, resolved))
+        else:
+            rejected = f.model_copy(update={"status": "rejected", "updated_at": now})
+            writes.append(rejected)
+            changes.append(Change("conflict_resolved", rejected, f, resolved))
+    if not changes and active is not None:
+        # Nothing left to reject: still record the resolution as one change on the survivor.
+        changes.append(Change("conflict_resolved", active, active, resolved))
+    return Decision(
+        outcomes=(),
+        fact_writes=tuple(writes),
+        conflict_writes=(resolved,),
+        changes=tuple(changes),
+    )

@@ -1,0 +1,145 @@
+"""Pure planning of the scheduled deduplication (the hygiene pass) for one subject.
+
+Invariants:
+
+- Writable groups are memories with equal ``normalize_text`` (case, punctuation and
+  whitespace insensitive); report-only groups are memories with equal ``token_set_key``
+  (word-order shuffles) formed only from memories that joined no writable group, so their
+  normalised texts all differ. Both need at least two members. A memory whose normalised
+  text is empty (punctuation only) joins no group: there is nothing to compare.
+- One differing word is never a duplicate: replacing a word by a different one changes both
+  keys (``token_set_key`` keeps repeated words for exactly this reason).
+- The survivor is the first by (pinned first, highest reinforcement_count, oldest
+  created_at, smallest id): a total order, since ids are unique. A pinned loser is never
+  retired: it is listed in ``skipped_pinned`` and not in ``loser_ids``. Report-only groups
+  follow the same rule so a later confirmation can apply them unchanged.
+- The plan depends only on the set of memories: any permutation of the input gives the same
+  plan (groups sorted by winner_id, losers in survivor order).
+- ``cap_plan`` spends the supersede budget exactly, splitting a group if needed; nothing
+  capped is lost, since the next pass plans it again.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from processors.normalize import normalize_text, token_set_key
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    subject_id: str
+    text: str
+    pinned: bool
+    reinforcement_count: int
+    created_at: datetime
+
+
+class PlannedGroup(BaseModel):
+    """One group of the plan, in the report shape of the design."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    winner_id: str
+    winner_text: str
+    loser_ids: tuple[str, ...]
+    loser_texts: tuple[str, ...]
+    skipped_pinned: tuple[str, ...]
+    report_only: bool
+
+
+def survivor_rank(memory: Memory) -> tuple[bool, int, datetime, str]:
+    """Sort key: the survivor of a group sorts first."""
+    return (not memory.pinned, -memory.reinforcement_count, memory.created_at, memory.id)
+
+
+def choose_survivor(memories: Iterable[Memory]) -> Memory:
+    """Pinned first, then highest reinforcement, then oldest, then smallest id."""
+    ranked = sorted(memories, key=survivor_rank)
+    if not ranked:
+        raise ValueError("cannot choose a survivor among no memories")
+    return ranked[0]
+
+
+def _group(members: Sequence[Memory], report_only: bool) -> PlannedGroup:
+    ranked = sorted(members, key=survivor_rank)
+    winner, rest = ranked[0], ranked[1:]
+    losers = [m for m in rest if not m.pinned]
+    return PlannedGroup(
+        winner_id=winner.id,
+        winner_text=winner.text,
+        loser_ids=tuple(m.id for m in losers),
+        loser_texts=tuple(m.text for m in losers),
+        skipped_pinned=tuple(m.id for m in rest if m.pinned),
+        report_only=report_only,
+    )
+
+
+def _buckets(memories: Iterable[Memory], key: Callable[[str], str]) -> list[list[Memory]]:
+    buckets: dict[str, list[Memory]] = defaultdict(list)
+    for memory in memories:
+        k = key(memory.text)
+        if k:
+            buckets[k].append(memory)
+    return [members for members in buckets.values() if len(members) >= 2]
+
+
+def plan_subject(memories: Sequence[Memory]) -> tuple[PlannedGroup, ...]:
+    """The dedup plan of one subject's live memories (see module docstring)."""
+    subjects = {m.subject_id for m in memories}
+    if len(subjects) > 1:
+        raise ValueError(f"plan_subject takes one subject's memories, got {len(subjects)}")
+    ids = [m.id for m in memories]
+    if len(set(ids)) != len(ids):
+        raise ValueError("memory ids must be unique")
+
+    writable = _buckets(memories, normalize_text)
+    grouped = {m.id for members in writable for m in members}
+    leftover = [m for m in memories if m.id not in grouped]
+    report = _buckets(leftover, token_set_key)
+
+    groups = [_group(g, report_only=False) for g in writable]
+    groups += [_group(g, report_only=True) for g in report]
+    return tuple(sorted(groups, key=lambda g: g.winner_id))
+
+
+def cap_plan(groups: Sequence[PlannedGroup], budget: int) -> tuple[tuple[PlannedGroup, ...], int]:
+    """Apply at most ``budget`` supersedes: returns (groups to apply, losers capped).
+
+    Groups are taken in order; the group that exhausts the budget is split (its first losers
+    applied, the rest capped), later writable groups are dropped and all their losers
+    counted as capped. Report-only groups write nothing, cost nothing and always pass
+    through, as do writable groups whose losers are all pinned (they still report the skip).
+    """
+    if budget < 0:
+        raise ValueError("budget must be >= 0")
+    remaining = budget
+    applied: list[PlannedGroup] = []
+    capped = 0
+    for group in groups:
+        cost = len(group.loser_ids)
+        if group.report_only or cost == 0:
+            applied.append(group)
+        elif cost <= remaining:
+            applied.append(group)
+            remaining -= cost
+        elif remaining > 0:
+            applied.append(
+                group.model_copy(
+                    update={
+                        "loser_ids": group.loser_ids[:remaining],
+                        "loser_texts": group.loser_texts[:remaining],
+                    }
+                )
+            )
+            capped += cost - remaining
+            remaining = 0
+        else:
+            capped += cost
+    return tuple(applied), capped

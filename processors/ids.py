@@ -1,0 +1,24 @@
+"""Deterministic identifiers (uuid5 of stable inputs), so replay reproduces every id."""
+
+from __future__ import annotations
+
+import uuid
+
+NAMESPACE = uuid.UUID("6f1c1b9e-6a53-4f0e-9d2a-5b7f3c1d2e40")
+
+
+def stable_id(*parts: str) -> str:
+    # The unit separator cannot appear in ids, so distinct part lists never collide.
+    return str(uuid.uuid5(NAMESPACE, "\x1f".join(parts)))
+
+
+def fact_id(project_id: str, subject_id: str, event_id: str, index: int) -> str:
+    return stable_id("fact", project_id, subject_id, event_id, str(index))
+
+
+def conflict_set_id(project_id: str, subject_id: str, predicate: str, first_fact_id: str) -> str:
+    return stable_id("conflict", project_id, subject_id, predicate, first_fact_id)
+
+
+def change_id(cause: str, fact_id: str, change: str, seq: int) -> str:
+    return stable_id("change", cause, fact_id, change, str(seq))

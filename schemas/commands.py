@@ -1,0 +1,46 @@
+"""Commands on ``memory.commands``: applied by the owner of the subject's partition.
+
+Invariants: a pin/unpin names a fact; a resolution names a conflict set and exactly one of
+keep_existing / keep_new / choose (with the chosen fact id).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from schemas.base import AwareDatetime, Frozen, ScopeId
+
+COMMAND_VERSION: Literal[1] = 1
+
+Resolution = Literal["keep_existing", "keep_new", "choose"]
+
+
+class Command(Frozen):
+    schema_version: Literal[1] = COMMAND_VERSION
+    command_id: Annotated[str, Field(min_length=1, max_length=128)]
+    type: Literal["pin", "unpin", "resolve_conflict"]
+    project_id: ScopeId
+    subject_id: ScopeId
+    fact_id: str | None = None
+    conflict_set_id: str | None = None
+    resolution: Resolution | None = None
+    choose_fact_id: str | None = None
+    issued_at: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _targets(self) -> Command:
+        if self.type in ("pin", "unpin"):
+            if not self.fact_id:
+                raise ValueError(f"{self.type} needs fact_id")
+        else:
+            if not self.conflict_set_id or self.resolution is None:
+                raise ValueError("resolve_conflict needs conflict_set_id and resolution")
+            if (self.resolution == "choose") != bool(self.choose_fact_id):
+                raise ValueError("choose_fact_id is required with, and only with, 'choose'")
+        return self
+
+    @property
+    def key(self) -> str:
+        return f"{self.project_id}/{self.subject_id}"

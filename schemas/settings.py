@@ -1,0 +1,92 @@
+"""The one Settings object of the service.
+
+Invariants: built once at an entry point (CLI, test session) and passed down; nothing reads
+the environment at import time. Every field is overridable with ``CONSOLIDATOR_<FIELD>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CONSOLIDATOR_", extra="ignore", frozen=True)
+
+    # --- local state (Kafka jars + log dir, embedded PostgreSQL data, model dir) ---
+    state_dir: Path = Path(".stack")
+
+    # --- Kafka ---
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_controller_port: int = 9093
+    # An existing Kafka distribution to run instead of the Maven-resolved jars.
+    kafka_home: Path | None = Field(
+        default=None, validation_alias=AliasChoices("CONSOLIDATOR_KAFKA_HOME", "KAFKA_HOME")
+    )
+    kafka_heap: str = "768m"
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_ssl_cafile: Path | None = None
+    kafka_ssl_certfile: Path | None = None
+    kafka_ssl_keyfile: Path | None = None
+    topic_prefix: str = ""
+    partitions: int = Field(default=6, ge=1, le=1024)
+    replication_factor: int = Field(default=1, ge=1)
+    group_id: str = "memory-consolidator"
+
+    # --- PostgreSQL (None = the embedded server under state_dir/pg) ---
+    database_url: str | None = None
+    database_schema: str = "public"
+
+    # --- LLM provider ---
+    llm_provider: Literal["fake", "openai"] = "fake"
+    openai_base_url: str | None = None
+    openai_api_key: SecretStr = SecretStr("not-needed")
+    openai_model: str = "gpt-4o-mini"
+    openai_timeout_s: float = Field(default=30.0, gt=0)
+    llm_max_retries: int = Field(default=3, ge=0)
+    llm_concurrency: int = Field(default=16, ge=1)
+    llm_backoff_s: float = Field(default=1.0, ge=0)
+
+    # --- embedder ---
+    embedder: Literal["fastembed", "hash"] = "fastembed"
+    embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    embedding_dim: int = 384
+    model_dir: Path | None = None  # default: state_dir/model
+    embed_threads: int | None = None
+    embed_batch_size: int = Field(default=64, ge=1)
+    # Cosine distance at or below which a differently named active fact is the same concept.
+    # Calibrated for the default model with `consolidator calibrate` (see README).
+    semantic_threshold: float = Field(default=0.17, ge=0, le=2)
+
+    # --- worker ---
+    batch_size: int = Field(default=256, ge=1)
+    batch_within_s: float = Field(default=0.05, gt=0)
+    max_attempts: int = Field(default=3, ge=1)
+    retry_delay_s: float = Field(default=2.0, ge=0)
+    # Test-only fault injection ("after_commit": SIGKILL between DB commit and publish).
+    fault_point: str | None = None
+    http_host: str = "127.0.0.1"
+    http_port: int = 6066
+    api_token: SecretStr | None = None
+
+    # --- hygiene defaults (hot-reloaded overrides come from memory-consolidate.config) ---
+    hygiene_enabled: bool = True
+    hygiene_interval_hours: float = Field(default=24, gt=0)
+    hygiene_dry_run: bool = False
+    hygiene_max_supersedes_per_run: int = Field(default=10_000, ge=0)
+
+    @property
+    def resolved_model_dir(self) -> Path:
+        return self.model_dir if self.model_dir is not None else self.state_dir / "model"
+
+    @property
+    def kafka_host_port(self) -> tuple[str, int]:
+        first = self.kafka_bootstrap.split(",")[0]
+        host, _, port = first.rpartition(":")
+        return host or "127.0.0.1", int(port)

@@ -1,0 +1,138 @@
+"""Text embedders behind one small protocol.
+
+Invariants (every adapter):
+- ``embed`` returns a C-contiguous float32 array of shape ``(len(texts), dim)``; an empty
+  input gives shape ``(0, dim)``.
+- Every row has unit L2 norm, so cosine distance is ``1 - a @ b`` and pgvector's ``<=>``
+  agrees with numpy.
+- Output depends only on the text (and the model), never on batch composition or process:
+  the hash embedder is seeded by a fixed key, fastembed is a deterministic ONNX graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from schemas.settings import Settings
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    dim: int
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A zero row cannot be normalised; adapters guarantee it never happens, this only
+    # keeps a NaN from ever reaching the database.
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing (tests, offline runs): no model, no state.
+
+    Each lower-cased word and word bigram lands in a bucket chosen by keyed blake2b, with a
+    sign from the same digest (so collisions cancel on average). Shared words make texts
+    close, which is just enough semantics for tests; texts without any word are hashed whole.
+    """
+
+    _KEY = b"memory-consolidator"  # fixed: the same text maps to the same vector everywhere
+    _WORD = re.compile(r"\w+", re.UNICODE)
+
+    def __init__(self, dim: int = 384) -> None:
+        if dim < 1:
+            raise ValueError("dim must be positive")
+        self.dim = dim
+        self.name = f"hash-{dim}"
+
+    def _features(self, text: str) -> list[tuple[str, float]]:
+        words = self._WORD.findall(text.lower())
+        if not words:
+            return [("\0raw\0" + text, 1.0)]
+        feats = [(w, 1.0) for w in words]
+        feats += [(f"{a} {b}", 0.5) for a, b in itertools.pairwise(words)]
+        return feats
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim, dtype=np.float64)
+        for feature, weight in self._features(text):
+            digest = hashlib.blake2b(feature.encode(), digest_size=8, key=self._KEY).digest()
+            value = int.from_bytes(digest, "little")
+            vec[(value >> 1) % self.dim] += weight if value & 1 else -weight
+        if not vec.any():  # every feature cancelled out: fall back to one bucket
+            vec[0] = 1.0
+        return vec
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of texts, not one str")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(np.stack([self._vector(t) for t in texts]))
+
+
+class FastEmbedEmbedder:
+    """fastembed ONNX model loaded from a local dir only (no hub access)."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        model_name: str = "sentence-transformers/all-MiniLM-L6-v2",
+        threads: int | None = None,
+        batch_size: int = 64,
+    ) -> None:
+        from fastembed import TextEmbedding
+
+        model_dir = Path(model_dir).resolve()
+        # specific_model_path makes fastembed load from the dir before any download attempt;
+        # cache_dir too, or it creates /tmp/fastembed_cache.
+        self._model: Any = TextEmbedding(
+            model_name,
+            specific_model_path=str(model_dir),
+            cache_dir=str(model_dir),
+            threads=threads,
+        )
+        known = {m["model"]: m for m in TextEmbedding.list_supported_models()}
+        self.dim = int(known[model_name]["dim"]) if model_name in known else self._probe_dim()
+        self.name = model_name
+        self.batch_size = batch_size
+
+    def _probe_dim(self) -> int:
+        return int(next(iter(self._model.embed(["dimension probe"], batch_size=1))).shape[0])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of texts, not one str")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows = list(self._model.embed(list(texts), batch_size=self.batch_size))
+        return _normalise(np.stack(rows))
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings ask for; fastembed assembles its model dir first."""
+    if settings.embedder == "hash":
+        return HashEmbedder(settings.embedding_dim)
+    from streams.model_setup import ensure_model_dir
+
+    model_dir = ensure_model_dir(settings.resolved_model_dir)
+    embedder = FastEmbedEmbedder(
+        model_dir, settings.embedding_model, settings.embed_threads, settings.embed_batch_size
+    )
+    if embedder.dim != settings.embedding_dim:
+        raise ValueError(
+            f"{settings.embedding_model} has dim {embedder.dim}, settings say "
+            f"embedding_dim={settings.embedding_dim}"
+        )
+    return embedder

@@ -1,0 +1,158 @@
+"""confluent-kafka plumbing shared by the worker, the SDK and the CLI.
+
+Invariants: every client gets its security options from the one Settings object; topics are
+created with the configured partition count (compacted ones with ``cleanup.policy=compact``)
+before any worker consumes; ``publish`` returns only once the broker acknowledged.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from schemas import topics
+from schemas.settings import Settings
+
+_RDKAFKA_LOG = logging.getLogger("librdkafka")
+
+
+def client_config(settings: Settings) -> dict[str, Any]:
+    """librdkafka options: bootstrap plus SASL/SSL exactly as configured."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": settings.kafka_bootstrap,
+        "security.protocol": settings.kafka_security_protocol.lower(),
+        # librdkafka prints every failed reconnect to stderr; route it through logging,
+        # where the CLI keeps it quiet and errors still surface as exceptions.
+        "logger": _RDKAFKA_LOG,
+    }
+    if settings.kafka_sasl_mechanism:
+        conf["sasl.mechanism"] = settings.kafka_sasl_mechanism
+    if settings.kafka_sasl_username:
+        conf["sasl.username"] = settings.kafka_sasl_username
+    if settings.kafka_sasl_password:
+        conf["sasl.password"] = settings.kafka_sasl_password.get_secret_value()
+    if settings.kafka_ssl_cafile:
+        conf["ssl.ca.location"] = str(settings.kafka_ssl_cafile)
+    if settings.kafka_ssl_certfile:
+        conf["ssl.certificate.location"] = str(settings.kafka_ssl_certfile)
+    if settings.kafka_ssl_keyfile:
+        conf["ssl.key.location"] = str(settings.kafka_ssl_keyfile)
+    return conf
+
+
+def aiokafka_config(settings: Settings) -> dict[str, Any]:
+    """The same options in faust's (aiokafka's) vocabulary."""
+    conf: dict[str, Any] = {"broker_credentials": None}
+    proto = settings.kafka_security_protocol
+    if proto == "PLAINTEXT":
+        return conf
+    import ssl
+
+    import faust
+
+    ctx = None
+    if proto in ("SSL", "SASL_SSL"):
+        ctx = ssl.create_default_context(
+            cafile=str(settings.kafka_ssl_cafile) if settings.kafka_ssl_cafile else None
+        )
+        if settings.kafka_ssl_certfile:
+            ctx.load_cert_chain(
+                str(settings.kafka_ssl_certfile),
+                str(settings.kafka_ssl_keyfile) if settings.kafka_ssl_keyfile else None,
+            )
+    if proto.startswith("SASL"):
+        password = settings.kafka_sasl_password
+        conf["broker_credentials"] = faust.SASLCredentials(
+            username=settings.kafka_sasl_username,
+            password=password.get_secret_value() if password else None,
+            mechanism=settings.kafka_sasl_mechanism or "PLAIN",
+            ssl_context=ctx,
+        )
+    else:
+        conf["broker_credentials"] = faust.SSLCredentials(ctx)
+    return conf
+
+
+def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
+    t = topics.Topics(settings.topic_prefix)
+    admin = AdminClient(client_config(settings))
+    existing = set(admin.list_topics(timeout=timeout).topics)
+    wanted = []
+    for base in topics.ALL:
+        name = t.name(base)
+        if name in existing:
+            continue
+        compacted = base in topics.COMPACTED
+        wanted.append(
+            NewTopic(
+                name,
+                num_partitions=1 if compacted else settings.partitions,
+                replication_factor=settings.replication_factor,
+                config={"cleanup.policy": "compact" if compacted else "delete"},
+            )
+        )
+    if not wanted:
+        return
+    for name, fut in admin.create_topics(wanted, operation_timeout=timeout).items():
+        try:
+            fut.result()
+        except KafkaException as exc:
+            # Another worker created it between our list and our create: that is fine.
+            if exc.args[0].code() != 36:  # TOPIC_ALREADY_EXISTS
+                raise RuntimeError(f"cannot create topic {name}: {exc}") from exc
+
+
+class Publisher:
+    """A thread-safe, idempotent producer whose ``publish`` waits for every ack."""
+
+    def __init__(self, settings: Settings, **extra: Any):
+        conf = client_config(settings) | {
+            "enable.idempotence": True,
+            "linger.ms": 2,
+            "compression.type": "lz4",
+        }
+        conf.update(extra)
+        self._producer = Producer(conf)
+        self._lock = threading.Lock()
+
+    def publish(
+        self,
+        messages: Iterable[tuple[str, str | bytes | None, bytes, Sequence[tuple[str, bytes]]]],
+        timeout: float = 30.0,
+    ) -> int:
+        errors: list[str] = []
+
+        def on_delivery(err: Any, _msg: Any) -> None:
+            if err is not None:
+                errors.append(str(err))
+
+        n = 0
+        with self._lock:
+            for topic, key, value, headers in messages:
+                while True:
+                    try:
+                        self._producer.produce(
+                            topic,
+                            value=value,
+                            key=key,
+                            headers=list(headers),
+                            on_delivery=on_delivery,
+                        )
+                        break
+                    except BufferError:
+                        self._producer.poll(0.05)
+                n += 1
+            remaining = self._producer.flush(timeout)
+        if remaining:
+            raise RuntimeError(f"{remaining} messages not acknowledged within {timeout}s")
+        if errors:
+            raise RuntimeError(f"publish failed: {errors[0]}")
+        return n
+
+    def close(self) -> None:
+        self._producer.flush(10)

@@ -1,0 +1,392 @@
+"""One batch of raw event messages through the write path (thin wiring around processors/).
+
+Order of work for a batch: parse (invalid -> DLQ with the reason) -> drop events already
+applied -> extract (concurrent across subjects, in order within one) -> validate candidates
+(bad ones rejected and counted) -> one embed call -> one transaction with a savepoint per
+event (store event, adjudicate against fresh state, write facts, queue change events) ->
+failed jobs to the retry topic (then the DLQ) -> wake the relay.
+
+Invariants:
+- The source message is never lost: it is applied, dead-lettered or re-queued to the retry
+  topic (acknowledged by the broker) before ``process`` returns; the caller acks only then.
+- A database outage is not the event's fault: the batch is retried until the database is
+  back, and nothing is acked meanwhile.
+- One event's failure rolls back only its own savepoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+import orjson
+import psycopg
+from pydantic import ValidationError
+
+from processors.adjudication import Candidate, Decision, Policy, SubjectState, adjudicate
+from processors.changes import change_messages
+from processors.commands import Refused, apply_command
+from processors.normalize import embedding_text
+from processors.validation import validate_candidates
+from schemas import topics
+from schemas.commands import Command
+from schemas.events import RawEvent
+from schemas.facts import ExtractedFact, Fact
+from schemas.settings import Settings
+from streams.embedder import Embedder
+from streams.extractors import Extractor, MalformedOutput, ProviderError
+from streams.kafka import Publisher
+from streams.metrics import Metrics
+from streams.store import Store, SubjectKey
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Incoming:
+    """A consumed message, as bytes: parsing is the pipeline's job (so bad bytes can be DLQ'd)."""
+
+    value: bytes | None
+    key: bytes | None = None
+    headers: Sequence[tuple[str, bytes]] = ()
+    topic: str = ""
+    partition: int = -1
+    offset: int = -1
+    timestamp_ms: int | None = None
+
+    def header(self, name: str) -> bytes | None:
+        for k, v in self.headers or ():
+            if k == name:
+                return v
+        return None
+
+    @property
+    def attempt(self) -> int:
+        raw = self.header("attempt")
+        return int(raw) if raw else 0
+
+
+@dataclass
+class _Job:
+    msg: Incoming
+    event: RawEvent
+    candidates: list[ExtractedFact] = field(default_factory=list)
+    error: str | None = None
+
+
+def _reason(exc: ValidationError | ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "<root>"
+        return f"{loc}: {first.get('msg', 'invalid')}"[:500]
+    return str(exc)[:500]
+
+
+class Pipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        extractor: Extractor,
+        embedder: Embedder,
+        publisher: Publisher,
+        metrics: Metrics | None = None,
+        on_commit: asyncio.Event | None = None,
+    ):
+        self.settings = settings
+        self.store = store
+        self.extractor = extractor
+        self.embedder = embedder
+        self.publisher = publisher
+        self.metrics = metrics or Metrics()
+        self.on_commit = on_commit
+        self.policy = Policy(semantic_threshold=settings.semantic_threshold)
+        self.topics = topics.Topics(settings.topic_prefix)
+        self.lock = asyncio.Lock()
+
+    # --- entry point ---
+
+    async def process(self, batch: Sequence[Incoming]) -> None:
+        async with self.lock:
+            jobs = await self._parse(batch)
+            if not jobs:
+                return
+            await self._with_database(jobs)
+
+    async def _parse(self, batch: Sequence[Incoming]) -> list[_Job]:
+        jobs: list[_Job] = []
+        dead: list[tuple[Incoming, str]] = []
+        for msg in batch:
+            self.metrics.inc("consolidator_events_consumed_total", topic=msg.topic or "-")
+            try:
+                if msg.value is None:
+                    raise ValueError("empty message value")
+                data = orjson.loads(msg.value)
+                if not isinstance(data, dict):
+                    raise ValueError("event must be a JSON object")
+                jobs.append(_Job(msg, RawEvent.model_validate(data)))
+            except orjson.JSONDecodeError as exc:
+                dead.append((msg, f"invalid JSON: {exc}"[:500]))
+            except (ValidationError, ValueError) as exc:
+                dead.append((msg, _reason(exc)))
+        if dead:
+            await self._dead_letter(dead, "invalid_event")
+        return jobs
+
+    async def _with_database(self, jobs: list[_Job]) -> None:
+        extracted = False
+        delay = 0.5
+        while True:
+            try:
+                if self.store.broken:
+                    await self.store.reconnect()
+                fresh = await self._drop_applied(jobs)
+                if not extracted:
+                    await self._extract(fresh)
+                    extracted = True
+                await self._apply([j for j in fresh if j.error is None])
+                break
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                self.metrics.inc("consolidator_database_errors_total")
+                log.warning("database unavailable (%s); retrying batch in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        failed = [j for j in jobs if j.error is not None]
+        if failed:
+            await self._requeue(failed)
+        if self.on_commit is not None:
+            self.on_commit.set()
+
+    async def _drop_applied(self, jobs: list[_Job]) -> list[_Job]:
+        applied = await self.store.applied_events([j.event for j in jobs])
+        fresh = []
+        for j in jobs:
+            if (j.event.project_id, j.event.event_id) in applied:
+                self.metrics.inc("consolidator_outcomes_total", outcome="duplicate")
+            else:
+                fresh.append(j)
+        return fresh
+
+    # --- extraction ---
+
+    async def _extract(self, jobs: list[_Job]) -> None:
+        by_subject: dict[SubjectKey, list[_Job]] = defaultdict(list)
+        for j in jobs:
+            by_subject[(j.event.project_id, j.event.subject_id)].append(j)
+        context = await self.store.active_facts(by_subject)
+        sem = asyncio.Semaphore(self.settings.llm_concurrency)
+
+        async def one_subject(key: SubjectKey, items: list[_Job]) -> None:
+            async with sem:
+                for j in items:  # in order: one subject's events never overtake each other
+                    await self._extract_one(j, context.get(key, []))
+
+        await asyncio.gather(*(one_subject(k, v) for k, v in by_subject.items()))
+
+    async def _extract_one(self, job: _Job, active: list[Fact]) -> None:
+        try:
+            raw = await self.extractor.extract(job.event, active)
+        except MalformedOutput as exc:
+            self.metrics.inc("consolidator_candidates_rejected_total", reason="malformed_output")
+            log.warning("event %s: malformed extractor output: %s", job.event.event_id, exc)
+            return
+        except ProviderError as exc:
+            self.metrics.inc("consolidator_llm_errors_total")
+            job.error = f"provider: {exc}"[:500]
+            return
+        result = validate_candidates(raw)
+        for rej in result.rejected:
+            self.metrics.inc("consolidator_candidates_rejected_total", reason="invalid")
+            log.info(
+                "event %s: candidate %d rejected: %s", job.event.event_id, rej.index, rej.reason
+            )
+        job.candidates = list(result.valid)
+
+    # --- the transaction ---
+
+    def _embed(self, jobs: list[_Job]) -> tuple[dict[str, np.ndarray], int]:
+        texts: dict[str, None] = {}
+        for j in jobs:
+            texts[j.event.content] = None
+            for c in j.candidates:
+                texts[embedding_text(c.predicate, c.value, c.statement)] = None
+        order = list(texts)
+        started = time.perf_counter()
+        vectors = self.embedder.embed(order) if order else np.zeros((0, self.embedder.dim))
+        self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
+        self.metrics.observe("consolidator_embed_batch_size", len(order))
+        return dict(zip(order, vectors, strict=True)), len(order)
+
+    async def _apply(self, jobs: list[_Job]) -> None:
+        if not jobs:
+            return
+        loop = asyncio.get_running_loop()
+        vectors, _ = await loop.run_in_executor(None, self._embed, jobs)
+        keys = {(j.event.project_id, j.event.subject_id) for j in jobs}
+        now = datetime.now(UTC)
+        async with self.store.batch(keys):
+            states = await self.store.load_states(keys)
+            for j in jobs:
+                key = (j.event.project_id, j.event.subject_id)
+                try:
+                    async with self.store.savepoint():
+                        states[key] = await self._apply_one(j, states[key], vectors, now)
+                except (psycopg.OperationalError, psycopg.InterfaceError):
+                    raise
+                except psycopg.Error as exc:
+                    self.metrics.inc("consolidator_event_failures_total", reason="database")
+                    j.error = f"database: {exc}"[:500]
+        self._fault("after_commit")
+
+    async def _apply_one(
+        self, job: _Job, state: SubjectState, vectors: dict[str, np.ndarray], now: datetime
+    ) -> SubjectState:
+        ev = job.event
+        if not await self.store.insert_event(ev, vectors.get(ev.content)):
+            self.metrics.inc("consolidator_outcomes_total", outcome="duplicate")
+            return state
+        cands = [
+            Candidate(c, vectors[embedding_text(c.predicate, c.value, c.statement)])
+            for c in job.candidates
+        ]
+        decision = adjudicate(ev, cands, state, self.policy, now)
+        await self.store.apply(decision, change_messages(decision.changes, ev.event_id, now))
+        for outcome in decision.outcomes:
+            self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
+        if job.msg.timestamp_ms:
+            self.metrics.observe(
+                "consolidator_end_to_end_seconds",
+                max(0.0, time.time() - job.msg.timestamp_ms / 1e3),
+            )
+        return _advance(state, decision)
+
+    def _fault(self, point: str) -> None:
+        # Test-only fault injection: die exactly where a crash is hardest to survive.
+        if self.settings.fault_point == point:
+            log.error("fault point %s armed: killing the worker", point)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    # --- commands (pin, unpin, resolve_conflict), applied by the subject's partition owner ---
+
+    async def process_commands(self, batch: Sequence[Incoming]) -> None:
+        async with self.lock:
+            cmds: list[tuple[Incoming, Command]] = []
+            dead: list[tuple[Incoming, str]] = []
+            for msg in batch:
+                try:
+                    cmds.append((msg, Command.model_validate_json(msg.value or b"")))
+                except ValidationError as exc:
+                    dead.append((msg, _reason(exc)))
+            if dead:
+                await self._dead_letter(dead, "invalid_command")
+            delay = 0.5
+            while cmds:
+                try:
+                    if self.store.broken:
+                        await self.store.reconnect()
+                    for _msg, cmd in cmds:
+                        await self._apply_command(cmd)
+                    break
+                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                    log.warning("database unavailable (%s); retrying commands", exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+            if self.on_commit is not None:
+                self.on_commit.set()
+
+    async def _apply_command(self, cmd: Command) -> None:
+        now = datetime.now(UTC)
+        async with self.store.batch([(cmd.project_id, cmd.subject_id)]):
+            if await self.store.command_applied(cmd.command_id):
+                return
+            facts = await self.store.subject_facts(cmd.project_id, cmd.subject_id)
+            conflicts = await self.store.subject_conflicts(cmd.project_id, cmd.subject_id)
+            result = apply_command(cmd, facts, conflicts, now)
+            if isinstance(result, Refused):
+                self.metrics.inc("consolidator_commands_total", outcome="refused")
+                log.warning("command %s refused: %s", cmd.command_id, result.reason)
+                await self.store.record_command(
+                    cmd.command_id, cmd.project_id, cmd.subject_id, f"refused: {result.reason}"
+                )
+                return
+            await self.store.apply(result, change_messages(result.changes, cmd.command_id, now))
+            await self.store.record_command(
+                cmd.command_id, cmd.project_id, cmd.subject_id, "applied"
+            )
+            self.metrics.inc("consolidator_commands_total", outcome="applied")
+
+    # --- failure routing ---
+
+    async def _requeue(self, failed: list[_Job]) -> None:
+        retry: list[tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]] = []
+        dead: list[tuple[Incoming, str]] = []
+        for j in failed:
+            attempt = j.msg.attempt + 1
+            assert j.error is not None
+            if attempt >= self.settings.max_attempts:
+                dead.append((j.msg, j.error))
+                continue
+            not_before = time.time() + self.settings.retry_delay_s * attempt
+            headers = [
+                ("attempt", str(attempt).encode()),
+                ("error", j.error.encode()),
+                ("not_before", f"{not_before:.3f}".encode()),
+            ]
+            assert j.msg.value is not None
+            retry.append((self.topics.retry, j.msg.key, j.msg.value, headers))
+            self.metrics.inc("consolidator_retries_total")
+        if retry:
+            await asyncio.get_running_loop().run_in_executor(None, self.publisher.publish, retry)
+        if dead:
+            await self._dead_letter(dead, "job_failed")
+
+    async def _dead_letter(self, dead: list[tuple[Incoming, str]], kind: str) -> None:
+        msgs = []
+        for msg, reason in dead:
+            headers = [
+                ("error", reason.encode()),
+                ("error_kind", kind.encode()),
+                ("source_topic", msg.topic.encode()),
+                ("source_partition", str(msg.partition).encode()),
+                ("source_offset", str(msg.offset).encode()),
+                ("attempt", str(msg.attempt).encode()),
+            ]
+            msgs.append((self.topics.dlq, msg.key, msg.value or b"", headers))
+            self.metrics.inc("consolidator_dlq_total", kind=kind)
+            log.warning("dead-lettered message at %s/%s: %s", msg.partition, msg.offset, reason)
+        await asyncio.get_running_loop().run_in_executor(None, self.publisher.publish, msgs)
+
+
+def _advance(state: SubjectState, decision: Decision) -> SubjectState:
+    """The subject's state after a decision, so the next event of the batch sees it."""
+    active = {f.id: f for f in state.active}
+    cands = {f.id: f for f in state.conflict_candidates}
+    conflicts = {c.id: c for c in state.open_conflicts}
+    embeddings = dict(state.embeddings)
+    for f in decision.fact_writes:
+        active.pop(f.id, None)
+        cands.pop(f.id, None)
+        if f.status == "active":
+            active[f.id] = f
+        elif f.status == "candidate":
+            cands[f.id] = f
+        if f.id in decision.new_embeddings:
+            embeddings[f.id] = decision.new_embeddings[f.id]
+    for c in decision.conflict_writes:
+        conflicts.pop(c.id, None)
+        if c.status == "open":
+            conflicts[c.id] = c
+    return SubjectState(
+        active=tuple(active.values()),
+        embeddings=embeddings,
+        open_conflicts=tuple(conflicts.values()),
+        conflict_candidates=tuple(cands.values()),
+    )

@@ -1,0 +1,146 @@
+"""The PostgreSQL schema, applied idempotently at worker start.
+
+Invariants enforced by the database itself, so a bug elsewhere fails loudly:
+- ``facts_one_active``: at most one active fact per (project, subject, predicate);
+- ``conflicts_one_open``: at most one open conflict set per (project, subject, predicate);
+- ``events`` primary key (project_id, event_id): an event is stored once;
+- ``outbox``: one row per change-event message, written in the same transaction as the
+  change, published (and marked) by the relay after commit.
+"""
+
+from __future__ import annotations
+
+
+def ddl(dim: int) -> list[str]:
+    return [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        f"""
+        CREATE TABLE IF NOT EXISTS events (
+            project_id text NOT NULL,
+            event_id text NOT NULL,
+            subject_id text NOT NULL,
+            occurred_at timestamptz NOT NULL,
+            kind text NOT NULL,
+            role text,
+            content text NOT NULL,
+            source text,
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            embedding vector({dim}),
+            recorded_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, event_id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS events_subject ON events (project_id, subject_id)",
+        """CREATE INDEX IF NOT EXISTS events_embedding ON events
+           USING hnsw (embedding vector_cosine_ops)""",
+        f"""
+        CREATE TABLE IF NOT EXISTS facts (
+            id text PRIMARY KEY,
+            project_id text NOT NULL,
+            subject_id text NOT NULL,
+            predicate text,
+            value jsonb NOT NULL,
+            statement text,
+            status text NOT NULL CHECK (status IN ('candidate','active','superseded','rejected')),
+            pinned boolean NOT NULL DEFAULT false,
+            reinforcement_count integer NOT NULL DEFAULT 0,
+            last_reinforced_at timestamptz,
+            source_event_ids text[] NOT NULL,
+            valid_from timestamptz NOT NULL,
+            valid_to timestamptz,
+            supersedes_id text,
+            superseded_by text,
+            superseded_reason text,
+            conflict_set_id text,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            embedding vector({dim})
+        )""",
+        """CREATE UNIQUE INDEX IF NOT EXISTS facts_one_active
+           ON facts (project_id, subject_id, predicate)
+           WHERE status = 'active' AND predicate IS NOT NULL""",
+        "CREATE INDEX IF NOT EXISTS facts_subject ON facts (project_id, subject_id, status)",
+        """
+        CREATE TABLE IF NOT EXISTS conflict_sets (
+            id text PRIMARY KEY,
+            project_id text NOT NULL,
+            subject_id text NOT NULL,
+            predicate text NOT NULL,
+            status text NOT NULL CHECK (status IN ('open','resolved')),
+            fact_ids text[] NOT NULL,
+            resolution text,
+            created_at timestamptz NOT NULL,
+            resolved_at timestamptz
+        )""",
+        """CREATE UNIQUE INDEX IF NOT EXISTS conflicts_one_open
+           ON conflict_sets (project_id, subject_id, predicate) WHERE status = 'open'""",
+        """
+        CREATE TABLE IF NOT EXISTS commands_applied (
+            command_id text PRIMARY KEY,
+            project_id text NOT NULL,
+            subject_id text NOT NULL,
+            outcome text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        """
+        CREATE TABLE IF NOT EXISTS outbox (
+            seq bigserial PRIMARY KEY,
+            change_id text NOT NULL,
+            topic text NOT NULL,
+            key text NOT NULL,
+            value bytea NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            published_at timestamptz
+        )""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS outbox_change ON outbox (change_id, topic)",
+        "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (seq) WHERE published_at IS NULL",
+    ]
+
+
+FACT_COLUMNS = (
+    "id",
+    "project_id",
+    "subject_id",
+    "predicate",
+    "value",
+    "statement",
+    "status",
+    "pinned",
+    "reinforcement_count",
+    "last_reinforced_at",
+    "source_event_ids",
+    "valid_from",
+    "valid_to",
+    "supersedes_id",
+    "superseded_by",
+    "superseded_reason",
+    "conflict_set_id",
+    "created_at",
+    "updated_at",
+)
+
+CONFLICT_COLUMNS = (
+    "id",
+    "project_id",
+    "subject_id",
+    "predicate",
+    "status",
+    "fact_ids",
+    "resolution",
+    "created_at",
+    "resolved_at",
+)
+
+UPSERT_FACT = f"""
+INSERT INTO facts ({", ".join(FACT_COLUMNS)}, embedding)
+VALUES ({", ".join(["%s"] * (len(FACT_COLUMNS) + 1))})
+ON CONFLICT (id) DO UPDATE SET
+{", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS[1:])},
+embedding = COALESCE(EXCLUDED.embedding, facts.embedding)
+"""
+
+UPSERT_CONFLICT = f"""
+INSERT INTO conflict_sets ({", ".join(CONFLICT_COLUMNS)})
+VALUES ({", ".join(["%s"] * len(CONFLICT_COLUMNS))})
+ON CONFLICT (id) DO UPDATE SET
+{", ".join(f"{c} = EXCLUDED.{c}" for c in CONFLICT_COLUMNS[1:])}
+"""

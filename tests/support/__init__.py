@@ -1,0 +1,1 @@
+"""Test support: local stand-ins for external services (no network beyond 127.0.0.1)."""

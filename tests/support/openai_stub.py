@@ -1,0 +1,291 @@
+"""A local OpenAI-compatible ``POST /v1/chat/completions`` server for tests.
+
+Invariants:
+- Binds 127.0.0.1 on an ephemeral port; nothing leaves the machine.
+- Every request is recorded with its arrival time on ``time.monotonic`` (the clock asyncio
+  and ``streams.extractors.RateGate`` use) BEFORE any scripted latency or fault, so a test
+  can prove that no request arrived during a pause.
+- Scripted faults are consumed one per request, in arrival order; with none queued the
+  answer is a well-formed ``chat.completion`` whose content comes from ``responder``.
+
+Use it in-process (``async with OpenAIStub() as stub``) from async tests, or in a background
+thread (``stub.start_in_thread()`` / ``stub.stop()``, or ``with OpenAIStub() as stub``) from
+sync tests. Point a client at ``stub.base_url`` (``.../v1``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+Responder = Callable[[dict[str, Any]], str]
+
+MARKER = "CANDIDATES:"
+MALFORMED_TEXT = "Sure! Here are the facts I found: the user likes bikes."
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted failure: an HTTP status, optionally with a Retry-After header value."""
+
+    status: int
+    retry_after: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    arrived_at: float  # time.monotonic() when the handler started
+    path: str
+    headers: dict[str, str]
+    body: Any  # the decoded JSON body (None when it was not JSON)
+
+
+@dataclass(frozen=True)
+class RecordedResponse:
+    sent_at: float  # time.monotonic() just before the response is written
+    status: int
+    retry_after: str | None
+
+
+def _texts(value: Any) -> Iterator[str]:
+    # Message content is a string or a list of content parts; JSON-encoded prompts are
+    # searched too, so the marker is found however the prompt embeds the event.
+    if isinstance(value, str):
+        yield value
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return
+        if not isinstance(decoded, str):
+            yield from _texts(decoded)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def scripted_candidates(request_json: dict[str, Any]) -> list[Any]:
+    """The JSON after a ``CANDIDATES:`` line in the last user message, else ``[]``."""
+    users = [m for m in request_json.get("messages", []) if m.get("role") == "user"]
+    if not users:
+        return []
+    decoder = json.JSONDecoder()
+    for text in _texts(users[-1].get("content")):
+        for line in text.splitlines():
+            head, sep, rest = line.strip().partition(MARKER)
+            if sep and not head:
+                # raw_decode: anything after the JSON value on the line is ignored.
+                value, _ = decoder.raw_decode(rest.strip())
+                return value if isinstance(value, list) else [value]
+    return []
+
+
+def candidates_responder(request_json: dict[str, Any]) -> str:
+    """Default responder: echo the scripted candidates as ``{"candidates": [...]}``."""
+    return json.dumps({"candidates": scripted_candidates(request_json)})
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+@dataclass
+class OpenAIStub:
+    responder: Responder = candidates_responder
+    model: str = "stub-model"
+    latency: float = 0.0  # seconds before answering (faults too)
+    malformed: bool = False  # answer 200 with non-JSON content
+    host: str = "127.0.0.1"
+    port: int = 0
+    _faults: deque[Fault] = field(default_factory=deque, init=False, repr=False)
+    _requests: list[RecordedRequest] = field(default_factory=list, init=False, repr=False)
+    _responses: list[RecordedResponse] = field(default_factory=list, init=False, repr=False)
+    # Thread mode mutates state from the server thread while the test thread reads it.
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
+    _runner: web.AppRunner | None = field(default=None, init=False, repr=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
+    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+
+    # --- scripting and inspection ---
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def fail_next(self, *statuses: int, retry_after: float | str | None = None) -> None:
+        """Queue one fault per status, e.g. ``fail_next(429, 429, retry_after=1)``."""
+        header = None if retry_after is None else str(retry_after)
+        with self._lock:
+            self._faults.extend(Fault(status, header) for status in statuses)
+
+    def script(self, *faults: Fault) -> None:
+        with self._lock:
+            self._faults.extend(faults)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def responses(self) -> list[RecordedResponse]:
+        with self._lock:
+            return list(self._responses)
+
+    @property
+    def pending_faults(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._faults.clear()
+            self._requests.clear()
+            self._responses.clear()
+        self.latency = 0.0
+        self.malformed = False
+
+    # --- HTTP ---
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        arrived = time.monotonic()
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        with self._lock:
+            self._requests.append(
+                RecordedRequest(arrived, request.path, dict(request.headers), body)
+            )
+            fault = self._faults.popleft() if self._faults else None
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        if not isinstance(body, dict):
+            return self._send(400, _error("request body must be a JSON object", "invalid_request"))
+        if fault is not None:
+            headers = {} if fault.retry_after is None else {"Retry-After": fault.retry_after}
+            kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
+            return self._send(fault.status, _error(f"scripted {fault.status}", kind), headers)
+        content = MALFORMED_TEXT if self.malformed else self.responder(body)
+        prompt = " ".join(t for m in body.get("messages", []) for t in _texts(m.get("content")))
+        usage_in, usage_out = _tokens(prompt), _tokens(content)
+        completion = {
+            "id": f"chatcmpl-stub-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", self.model),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": usage_in,
+                "completion_tokens": usage_out,
+                "total_tokens": usage_in + usage_out,
+            },
+        }
+        return self._send(200, completion)
+
+    def _send(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> web.Response:
+        with self._lock:
+            self._responses.append(
+                RecordedResponse(time.monotonic(), status, (headers or {}).get("Retry-After"))
+            )
+        return web.json_response(payload, status=status, headers=headers)
+
+    # --- lifecycle: in-process ---
+
+    async def start(self) -> OpenAIStub:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        # handler_cancellation: a client that timed out should not leave a sleeping handler;
+        # a short shutdown_timeout keeps test teardown fast.
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])  # the ephemeral port actually bound
+        return self
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> OpenAIStub:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- lifecycle: background thread (for sync tests) ---
+
+    def start_in_thread(self, timeout: float = 10.0) -> OpenAIStub:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(self.close())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="openai-stub", daemon=True)
+        self._thread.start()
+        if not ready.wait(timeout):
+            raise TimeoutError("OpenAI stub did not start")
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout)
+        self._loop = None
+        self._thread = None
+
+    def __enter__(self) -> OpenAIStub:
+        return self.start_in_thread()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _error(message: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": code, "param": None, "code": code}}

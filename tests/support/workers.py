@@ -1,0 +1,207 @@
+"""Test helpers: real worker processes, SQL checks and topic reads against the real stack."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+import psycopg
+from confluent_kafka import Consumer
+from psycopg.rows import dict_row
+from pydantic import SecretStr
+
+from schemas import topics
+from schemas.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def settings_env(s: Settings, **extra: Any) -> dict[str, str]:
+    env = dict(os.environ)
+    for name, value in s.model_dump().items():
+        raw = getattr(s, name)
+        if raw is None:
+            env.pop(f"CONSOLIDATOR_{name.upper()}", None)
+            continue
+        if isinstance(raw, SecretStr):
+            value = raw.get_secret_value()
+        env[f"CONSOLIDATOR_{name.upper()}"] = str(value)
+    for k, v in extra.items():
+        env[f"CONSOLIDATOR_{k.upper()}"] = str(v)
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+class WorkerProcess:
+    """``consolidator worker`` as a child process (so SIGKILL tests are real)."""
+
+    def __init__(self, settings: Settings, log_path: Path, **overrides: Any):
+        self.settings = settings.model_copy(update=overrides) if overrides else settings
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> WorkerProcess:
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streams.cli", "worker", "--loglevel", "info"],
+            env=settings_env(self.settings),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.settings.http_port}"
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        def healthy() -> bool:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker exited: {self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    body = orjson.loads(r.read())
+                    return bool(body.get("ok")) and body.get("assigned_partitions", 0) > 0
+            except OSError:
+                return False
+
+        wait_until(healthy, timeout, "worker healthy with assigned partitions")
+
+    def check(self) -> bool:
+        """True while the worker runs; fails the test with its log when it died."""
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"worker exited ({self.proc.returncode}): {self.log_tail()}")
+        return True
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(self.url + "/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def log_tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        with contextlib.suppress(Exception):
+            self._log.close()
+
+    def __enter__(self) -> WorkerProcess:
+        self.start()
+        self.wait_ready()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def wait_until(fn: Callable[[], T], timeout: float = 30.0, what: str = "condition") -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def db(settings: Settings) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    assert settings.database_url
+    with psycopg.connect(
+        settings.database_url,
+        autocommit=True,
+        row_factory=dict_row,
+        options=f"-c search_path={settings.database_schema},public",
+    ) as conn:
+        yield conn
+
+
+def rows(settings: Settings, query: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    with db(settings) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def scalar(settings: Settings, query: str, params: tuple[Any, ...] = ()) -> Any:
+    with db(settings) as conn:
+        row = conn.execute(query, params).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+
+def read_topic(
+    settings: Settings, base: str, idle: float = 2.0, limit: float = 30.0
+) -> list[tuple[bytes | None, bytes, dict[str, bytes]]]:
+    """Every message of a (prefixed) topic from the beginning, until ``idle`` s of silence."""
+    name = topics.Topics(settings.topic_prefix).name(base)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": settings.kafka_bootstrap,
+            "group.id": f"reader-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([name])
+    out: list[tuple[bytes | None, bytes, dict[str, bytes]]] = []
+    start = last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle and time.monotonic() - start < limit:
+            msg = consumer.poll(0.2)
+            if msg is None or msg.error():
+                continue
+            last = time.monotonic()
+            out.append((msg.key(), msg.value(), dict(msg.headers() or [])))
+    finally:
+        consumer.close()
+    return out
+
+
+def changes(settings: Settings, base: str = topics.ITEM_CHANGED, **kw: Any) -> list[dict[str, Any]]:
+    return [orjson.loads(v) for _k, v, _h in read_topic(settings, base, **kw)]
+
+
+def event(event_id: str, subject: str = "alice", project: str = "p1", day: int = 1, **kw: Any):  # type: ignore[no-untyped-def]
+    base: dict[str, Any] = {
+        "event_id": event_id,
+        "project_id": project,
+        "subject_id": subject,
+        "occurred_at": f"2026-01-{day:02d}T10:00:00Z",
+        "content": kw.pop("content", "x"),
+    }
+    cands = kw.pop("cands", None)
+    if cands is not None:
+        base["metadata"] = {"fake_candidates": cands}
+    base.update(kw)
+    return base
+
+
+def outbox_pending(settings: Settings) -> int:
+    return int(scalar(settings, "SELECT count(*) FROM outbox WHERE published_at IS NULL") or 0)
