@@ -4,7 +4,8 @@ Brings the local stack up if needed, runs one worker (a child process), publishe
 (reinforcement, supersession with a carried-forward field, a conflict, invalid candidates, a
 paraphrased predicate, a replayed event and one malformed event), waits until every event is
 applied and every change event published, prints a summary, and stops what it started.
-The project id is unique per run, so the demo can be run again on the same stack.
+The project id, topic prefix and consumer group are unique per run, so the demo can be run
+again on the same stack and its summary counts exactly its own events.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 import time
 import urllib.request
 from datetime import UTC, datetime
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -36,7 +37,7 @@ def _free_port() -> int:
 
 
 def _sample(project: str) -> list[dict[str, Any]]:
-    text = resources.files("streams").joinpath("data/demo.jsonl").read_text()
+    text = (Path(__file__).parent / "data" / "demo.jsonl").read_text()
     events = [orjson.loads(line) for line in text.splitlines() if line.strip()]
     for e in events:
         e["project_id"] = project
@@ -48,6 +49,8 @@ def _env(settings: Settings, port: int) -> dict[str, str]:
     env["CONSOLIDATOR_STATE_DIR"] = str(settings.state_dir.resolve())
     env["CONSOLIDATOR_KAFKA_BOOTSTRAP"] = settings.kafka_bootstrap
     env["CONSOLIDATOR_HTTP_PORT"] = str(port)
+    env["CONSOLIDATOR_TOPIC_PREFIX"] = settings.topic_prefix
+    env["CONSOLIDATOR_GROUP_ID"] = settings.group_id
     if settings.database_url:
         env["CONSOLIDATOR_DATABASE_URL"] = settings.database_url
     return env
@@ -144,7 +147,15 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
     if info.database_url and not settings.database_url:
         settings = settings.model_copy(update={"database_url": info.database_url})
     print(f"stack: kafka {info.bootstrap}, database {info.database_url}")
-    project = f"demo-{datetime.now(UTC):%Y%m%d%H%M%S}"
+    from streams.worker import prepare
+
+    run = f"{datetime.now(UTC):%Y%m%d%H%M%S}"
+    project = f"demo-{run}"
+    # Own topics and group per run: the summary counts exactly this run's events.
+    settings = settings.model_copy(
+        update={"topic_prefix": f"{settings.topic_prefix}demo.{run}.", "group_id": project}
+    )
+    prepare(settings)  # topics and schema exist before we publish or poll
     events = _sample(project)
     port = _free_port()
     worker = subprocess.Popen(
