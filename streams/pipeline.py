@@ -244,6 +244,10 @@ class Pipeline:
                 except psycopg.Error as exc:
                     self.metrics.inc("consolidator_event_failures_total", reason="database")
                     j.error = f"database: {exc}"[:500]
+                except Exception as exc:  # a bug on one event must not sink its batch
+                    log.exception("event %s failed", j.event.event_id)
+                    self.metrics.inc("consolidator_event_failures_total", reason="internal")
+                    j.error = f"internal: {type(exc).__name__}: {exc}"[:500]
         self._fault("after_commit")
 
     async def _apply_one(

@@ -76,3 +76,6 @@ class Relay:
             except Exception as exc:  # the rows stay pending; the next round retries them
                 log.warning("relay: publish failed, will retry: %s", exc)
                 await asyncio.sleep(interval)
+                if self.store.broken:
+                    with contextlib.suppress(Exception):
+                        await self.store.reconnect()

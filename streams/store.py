@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import orjson
 import psycopg
+from pgvector import Vector as PgVector
 from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb, set_json_dumps
@@ -46,6 +47,13 @@ def database_url(settings: Settings) -> str:
         return settings.database_url
     # The embedded default (consolidator up): it listens on a Unix socket in its data dir.
     return f"postgresql://postgres:@/postgres?host={(settings.state_dir / 'pg').resolve()}"
+
+
+def _vector(raw: Any) -> Vector:
+    # pgvector's loader yields its Vector type; the processors work on float32 arrays.
+    if isinstance(raw, PgVector):
+        return raw.to_numpy().astype(np.float32, copy=False)
+    return np.asarray(raw, dtype=np.float32)
 
 
 def _fact(row: dict[str, Any]) -> Fact:
@@ -170,7 +178,7 @@ class Store:
             f = _fact(r)
             (active if f.status == "active" else cands)[k].append(f)
             if r["embedding"] is not None:
-                embs[k][f.id] = np.asarray(r["embedding"], dtype=np.float32)
+                embs[k][f.id] = _vector(r["embedding"])
         opened: dict[SubjectKey, list[ConflictSet]] = {k: [] for k in keys}
         for r in conflicts:
             opened[(r["project_id"], r["subject_id"])].append(_conflict(r))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import time
 from typing import Any
 
@@ -67,6 +69,21 @@ class Runtime:
             self._relay = Relay(store, self.publisher)
             self._relay.wakeup = self.wakeup
         return self._relay
+
+
+async def _guarded(work: Any) -> None:
+    """Run one batch; on an unexpected error stop the worker instead of limping on.
+
+    faust would restart a crashed agent without re-reading the batch it held, so those
+    messages would wait for the next rebalance. A clean shutdown commits only what was
+    acked; the restarted worker reads the rest again.
+    """
+    try:
+        await work
+    except Exception:
+        log.critical("unexpected error in a batch; shutting the worker down", exc_info=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
 
 
 def _incoming(event: Any) -> Incoming:
@@ -131,7 +148,7 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
     async def consolidate(stream: Any) -> None:
         async for events in stream.take_events(settings.batch_size, settings.batch_within_s):
             pipeline = await rt.pipeline()
-            await pipeline.process([_incoming(e) for e in events])
+            await _guarded(pipeline.process([_incoming(e) for e in events]))
 
     @app.agent(retry_topic)
     async def retry(stream: Any) -> None:
@@ -141,13 +158,13 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
             # Waiting here blocks only the retry partitions, never the main stream.
             await asyncio.sleep(max(0.0, due - time.time()))
             pipeline = await rt.pipeline()
-            await pipeline.process(batch)
+            await _guarded(pipeline.process(batch))
 
     @app.agent(commands_topic)
     async def commands(stream: Any) -> None:
         async for events in stream.take_events(64, settings.batch_within_s):
             pipeline = await rt.pipeline()
-            await pipeline.process_commands([_incoming(e) for e in events])
+            await _guarded(pipeline.process_commands([_incoming(e) for e in events]))
 
     @app.task  # type: ignore[untyped-decorator]
     async def relay_task() -> None:

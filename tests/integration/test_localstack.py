@@ -34,14 +34,16 @@ def _cmdline(pid: int) -> str:
 
 
 def test_up_twice_starts_nothing_the_second_time(request: pytest.FixtureRequest) -> None:
-    # Explicit values: CONSOLIDATOR_* variables must not redirect this to other services.
-    settings = Settings(state_dir=STATE_DIR, kafka_bootstrap="127.0.0.1:9092", database_url=None)
+    # The local stack of this checkout, on the port the session uses; an external database
+    # URL must not redirect the PostgreSQL half of this test.
+    bootstrap = os.environ.get("CONSOLIDATOR_KAFKA_BOOTSTRAP", "127.0.0.1:9092")
+    settings = Settings(state_dir=STATE_DIR, kafka_bootstrap=bootstrap, database_url=None)
     first = localstack.up(settings)
     if first.started:  # started by this test, not by a developer: stop what we started
         request.addfinalizer(lambda: localstack.down(settings, services=first.started))
     second = localstack.up(settings)
     assert second.started == []
-    assert second.bootstrap == first.bootstrap == "127.0.0.1:9092"
+    assert second.bootstrap == first.bootstrap == bootstrap
     assert second.database_url == first.database_url
     assert second.database_url.startswith("postgresql://")
 
