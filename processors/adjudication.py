@@ -25,7 +25,7 @@ import numpy.typing as npt
 from pydantic import BaseModel
 
 from processors.ids import conflict_set_id, fact_id
-from processors.normalize import canonical_value
+from processors.normalize import canonical_value, statement_equal
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 
@@ -201,8 +201,15 @@ def _reinforce(work: _Work, event: RawEvent, target: Fact, now: datetime) -> Non
 
 
 def _note(work: _Work, event: RawEvent, index: int, cand: Candidate, now: datetime) -> None:
-    statement = cand.fact.statement
-    match = next((f for f in work.active.values() if f.is_note and f.statement == statement), None)
+    statement = cand.fact.statement or ""
+    match = next(
+        (
+            f
+            for f in work.active.values()
+            if f.is_note and statement_equal(f.statement or "", statement)
+        ),
+        None,
+    )
     if match is not None:
         if event.event_id in match.source_event_ids:
             work.outcomes.append("duplicate")
@@ -252,12 +259,17 @@ def _fact(
         work.changes.append(Change("created", created, None))
         work.outcomes.append("created")
         return
-    if event.event_id in target.source_event_ids:
+    # A fact this very decision wrote is not a replay: "I live in Paris. I moved to Berlin."
+    already = event.event_id in target.source_event_ids
+    if already and target.id not in work.writes:
         work.outcomes.append("duplicate")
         return
     value = {**target.value, **c.value} if c.action == "supersede" else dict(c.value)
     if canonical_value(value) == canonical_value(target.value):
-        _reinforce(work, event, target, now)
+        if already:
+            work.outcomes.append("duplicate")
+        else:
+            _reinforce(work, event, target, now)
         return
     if event.occurred_at < target.valid_from:
         _history(work, event, index, cand, target, value, now)

@@ -203,3 +203,42 @@ def test_replay_from_earliest_changes_nothing(settings: Settings, tmp_path: Path
 def test_replay_refuses_with_live_members(settings: Settings, tmp_path: Path) -> None:
     with WorkerProcess(settings, tmp_path / "worker.log"), pytest.raises(sdk.GroupActive):
         sdk.replay(settings, "earliest")
+
+
+def test_paraphrased_predicate_resolves_to_the_stored_fact(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Semantic fallback with the real MiniLM model against embeddings read back from
+    PostgreSQL (the first fact is committed in an earlier batch than its paraphrase)."""
+    s = settings.model_copy(update={"embedder": "fastembed"})
+    with WorkerProcess(s, tmp_path / "worker.log") as w:
+        sdk.publish_events(
+            s,
+            [
+                event(
+                    "e1",
+                    day=1,
+                    cands=[{"predicate": "favorite_color", "value": {"value": "green"}}],
+                ),
+                event("e2", day=1, cands=[{"predicate": "bike_count", "value": {"count": 3}}]),
+            ],
+        )
+        _applied(s, 2, w)
+        sdk.publish_events(
+            s,
+            [
+                event(
+                    "e3",
+                    day=2,
+                    cands=[{"predicate": "favourite_colour", "value": {"value": "green"}}],
+                ),
+                # a neighbouring concept stays a separate fact (distance above the threshold)
+                event("e4", day=2, cands=[{"predicate": "car_count", "value": {"count": 3}}]),
+            ],
+        )
+        _applied(s, 4, w)
+    facts = {f["predicate"]: f for f in _facts(s)}
+    assert set(facts) == {"favorite_color", "bike_count", "car_count"}
+    assert facts["favorite_color"]["reinforcement_count"] == 1
+    assert facts["favorite_color"]["source_event_ids"] == ["e1", "e3"]
+    assert facts["car_count"]["status"] == "active"

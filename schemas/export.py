@@ -1,0 +1,55 @@
+"""JSON Schema export of every message, written to the checked-in ``schemas/json/`` folder.
+
+Invariant: the files there equal ``json_schemas()`` byte for byte (a unit test keeps them in
+sync); regenerate with ``python -m schemas.export``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from schemas.changes import FactCreated, FactSuperseded, MemoryItemChanged
+from schemas.commands import Command
+from schemas.events import RawEvent
+from schemas.facts import ConflictSet, ExtractedFact, Fact
+
+MODELS: dict[str, type[BaseModel]] = {
+    "raw_event": RawEvent,
+    "extracted_fact": ExtractedFact,
+    "fact": Fact,
+    "conflict_set": ConflictSet,
+    "fact_created": FactCreated,
+    "fact_superseded": FactSuperseded,
+    "memory_item_changed": MemoryItemChanged,
+    "command": Command,
+}
+
+FOLDER = Path(__file__).parent / "json"
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    return {name: model.model_json_schema(mode="validation") for name, model in MODELS.items()}
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def write(folder: Path = FOLDER) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in json_schemas().items():
+        path = folder / f"{name}.schema.json"
+        path.write_text(render(schema))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for p in write(Path(sys.argv[1]) if len(sys.argv) > 1 else FOLDER):
+        print(p)
