@@ -69,7 +69,8 @@ class Settings(BaseSettings):
     batch_within_s: float = Field(default=0.05, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     retry_delay_s: float = Field(default=2.0, ge=0)
-    # Test-only fault injection ("after_commit": SIGKILL between DB commit and publish).
+    # Test-only fault injection: "after_commit" (SIGKILL between DB commit and publish),
+    # "fail_event:<event_id>" (a database error inside that event's savepoint).
     fault_point: str | None = None
     http_host: str = "127.0.0.1"
     http_port: int = 6066

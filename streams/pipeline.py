@@ -254,6 +254,9 @@ class Pipeline:
         self, job: _Job, state: SubjectState, vectors: dict[str, np.ndarray], now: datetime
     ) -> SubjectState:
         ev = job.event
+        if self.settings.fault_point == f"fail_event:{ev.event_id}":
+            # Test-only: a real database error inside this event's savepoint.
+            await self.store.conn.execute("SELECT 1 / 0")
         if not await self.store.insert_event(ev, vectors.get(ev.content)):
             self.metrics.inc("consolidator_outcomes_total", outcome="duplicate")
             return state

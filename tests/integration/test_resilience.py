@@ -330,3 +330,75 @@ def test_two_workers_and_rebalances_keep_one_active_and_skip_nothing(
     assert {f["value"]["n"] for f in finals} == {per_subject - 1}
     chains = scalar(settings, "SELECT count(*) FROM facts WHERE status = 'superseded'")
     assert chains == subjects * (per_subject - 1)
+
+
+def test_failing_event_is_retried_then_dead_lettered_alone(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A database error on one event rolls back only its savepoint: its batch neighbours
+    commit, it goes to the retry topic, and after max_attempts to the DLQ, replayable."""
+    evs = [
+        event(f"e{i}", subject=f"s{i}", cands=[{"predicate": "k", "value": {"i": i}}])
+        for i in range(6)
+    ]
+    with WorkerProcess(
+        settings, tmp_path / "w.log", fault_point="fail_event:e3", max_attempts=3, retry_delay_s=0.3
+    ) as w:
+        sdk.publish_events(settings, evs)
+        wait_until(
+            lambda: w.check() and _events_stored(settings) == 5, 60, "five good events applied"
+        )
+        dlq = wait_until(
+            lambda: read_topic(settings, topics.EVENTS_DLQ, idle=1.0),
+            60,
+            "the failing event dead-lettered",
+        )
+        metrics = w.metrics()
+    assert len(dlq) == 1
+    key, value, headers = dlq[0]
+    assert orjson.loads(value)["event_id"] == "e3"  # the original bytes, replayable as they are
+    assert headers["error_kind"] == b"job_failed"
+    assert b"division by zero" in headers["error"]
+    assert headers["attempt"] == b"2"
+    retries = read_topic(settings, topics.EVENTS_RETRY, idle=1.0)
+    assert [h["attempt"] for _k, _v, h in retries] == [b"1", b"2"]
+    assert 'consolidator_event_failures_total{reason="database"} 3' in metrics
+    assert scalar(settings, "SELECT count(*) FROM facts") == 5
+    assert not rows(settings, "SELECT 1 FROM events WHERE event_id = 'e3'")
+
+
+def test_provider_outage_retries_then_dead_letters(settings: Settings, tmp_path: Path) -> None:
+    def responder(request_json: dict[str, Any]) -> str:
+        from tests.support.openai_stub import candidates_responder
+
+        return candidates_responder(request_json)
+
+    with OpenAIStub(responder=responder) as stub:
+        stub.fail_next(*([500] * 50))
+        s = settings.model_copy(
+            update={
+                "llm_provider": "openai",
+                "openai_base_url": stub.base_url,
+                "llm_backoff_s": 0.05,
+                "llm_max_retries": 1,
+                "max_attempts": 2,
+                "retry_delay_s": 0.2,
+            }
+        )
+        line = _candidates_line([{"predicate": "k", "value": {"v": 1}}])
+        with WorkerProcess(s, tmp_path / "w.log") as w:
+            sdk.publish_events(s, [event("e1", content=line)])
+            dlq = wait_until(
+                lambda: w.check() and read_topic(s, topics.EVENTS_DLQ, idle=1.0), 60, "dead letter"
+            )
+            calls_during_outage = len(stub.requests)
+            # Provider back: replaying the dead letter's bytes consolidates the event.
+            stub.reset()
+            sdk.publish_raw(s, [(k.decode() if k else None, v) for k, v, _h in dlq])
+            wait_until(
+                lambda: w.check() and _events_stored(s) == 1, 60, "the replayed dead letter applied"
+            )
+    assert len(dlq) == 1 and b"provider" in dlq[0][2]["error"]
+    # max_attempts=2 jobs, each one call plus llm_max_retries=1 retry of the 500
+    assert calls_during_outage == 4
+    assert scalar(s, "SELECT value FROM facts WHERE predicate = 'k'") == {"v": 1}
