@@ -355,7 +355,7 @@ def test_failing_event_is_retried_then_dead_lettered_alone(
         )
         metrics = w.metrics()
     assert len(dlq) == 1
-    key, value, headers = dlq[0]
+    _key, value, headers = dlq[0]
     assert orjson.loads(value)["event_id"] == "e3"  # the original bytes, replayable as they are
     assert headers["error_kind"] == b"job_failed"
     assert b"division by zero" in headers["error"]
