@@ -1,0 +1,110 @@
+"""The CLI end to end: publish, subscribe, replay, calibrate, demo, against the real stack."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from schemas import topics
+from schemas.settings import Settings
+from tests.support.workers import (
+    REPO,
+    WorkerProcess,
+    event,
+    outbox_pending,
+    read_topic,
+    scalar,
+    settings_env,
+    wait_until,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def cli(settings: Settings, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "streams.cli", *args],
+        env=settings_env(settings),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_publish_subscribe_and_replay(settings: Settings, tmp_path: Path) -> None:
+    good = tmp_path / "events.jsonl"
+    lines = [
+        event("e1", cands=[{"predicate": "tea", "value": {"kind": "green"}}]),
+        event("e2", subject="bob", cands=[{"predicate": "tea", "value": {"kind": "black"}}]),
+    ]
+    good.write_text("\n".join(orjson.dumps(e).decode() for e in lines) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + '{"event_id": "x"}\n')
+
+    refused = cli(settings, "publish", str(bad))
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: ") and ":3:" in refused.stderr
+    assert read_topic(settings, topics.EVENTS, idle=1.0) == [], "a refused file sends nothing"
+
+    with WorkerProcess(settings, tmp_path / "w.log") as w:
+        done = cli(settings, "publish", str(good))
+        assert done.returncode == 0, done.stderr
+        wait_until(
+            lambda: (
+                w.check()
+                and scalar(settings, "SELECT count(*) FROM events") == 2
+                and outbox_pending(settings) == 0
+            ),
+            60,
+            "both events applied",
+        )
+        sub = cli(settings, "subscribe", "--timeout", "3")
+        assert sub.returncode == 0, sub.stderr
+        got = [orjson.loads(line) for line in sub.stdout.splitlines()]
+        assert sorted(c["subject_id"] for c in got) == ["alice", "bob"]
+        assert {c["change"] for c in got} == {"created"}
+
+        busy = cli(settings, "replay", "--to", "earliest")
+        assert busy.returncode == 1 and "live member" in busy.stderr
+
+    raw = cli(settings, "publish", "--raw", str(bad))
+    assert raw.returncode == 0, raw.stderr
+    replay = cli(settings, "replay", "--to", "2026-01-01T00:00:00Z")
+    assert replay.returncode == 0, replay.stderr
+    assert "partition" in replay.stdout
+    naive = cli(settings, "replay", "--to", "2026-01-01T00:00:00")
+    assert naive.returncode == 1 and "UTC offset" in naive.stderr
+
+
+def test_calibrate_reports_a_threshold(settings: Settings) -> None:
+    s = settings.model_copy(update={"embedder": "fastembed"})
+    done = cli(s, "calibrate", "--json")
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert report["same_stats"]["median"] < report["different_stats"]["median"]
+    assert 0.0 < report["threshold"] < 1.0 and report["accuracy"] > 0.8
+
+
+def test_demo_runs_end_to_end(kafka_bootstrap: str, database_url: str) -> None:
+    # The demo on the default embedded stack, exactly as the README's first command runs it.
+    env_settings = Settings(
+        state_dir=REPO / ".stack", kafka_bootstrap=kafka_bootstrap, database_url=database_url
+    )
+    done = cli(env_settings, "demo", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "chain: home_city" in out and '"country":"France"' in out
+    assert "open conflicts" in out and "bob.employer" in out
+    for line in (
+        "superseded            1",
+        "duplicate             1",
+        "conflict              1",
+        "rejected candidates   2",
+        "dead-lettered events  1",
+    ):
+        assert line in out, out
