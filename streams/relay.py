@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 from streams.kafka import Publisher
@@ -66,8 +67,21 @@ class Relay:
         self.published += len(rows)
         return len(rows)
 
-    async def run(self, interval: float = 0.5) -> None:
+    async def prune(self, keep_seconds: float = 3600.0) -> int:
+        """Forget rows published long ago: the topics, not the outbox, are the record."""
+        cur = await self.store.conn.execute(
+            "DELETE FROM outbox WHERE published_at < now() - make_interval(secs => %s)",
+            (keep_seconds,),
+        )
+        return cur.rowcount
+
+    async def run(self, interval: float = 0.5, prune_every: float = 300.0) -> None:
+        last_prune = time.monotonic()
         while True:
+            if time.monotonic() - last_prune > prune_every:
+                last_prune = time.monotonic()
+                with contextlib.suppress(Exception):
+                    await self.prune()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wakeup.wait(), timeout=interval)
             self.wakeup.clear()
