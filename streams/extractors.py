@@ -79,6 +79,8 @@ class MalformedOutput(Exception):
 @runtime_checkable
 class Extractor(Protocol):
     name: str
+    # False when extract() ignores the active facts, so the worker need not load them.
+    uses_context: bool
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]: ...
 
@@ -154,6 +156,7 @@ class FakeExtractor:
     """Deterministic extractor (``processors.extraction.fake_candidates``), for tests/demos."""
 
     name = "fake"
+    uses_context = False  # metadata scripts and sentence patterns never look at the facts
 
     def __init__(self) -> None:
         self.calls = 0
@@ -178,6 +181,7 @@ class OpenAIExtractor:
     """
 
     name = "openai"
+    uses_context = True
 
     def __init__(
         self,

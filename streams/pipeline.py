@@ -50,6 +50,14 @@ from streams.store import Store, SubjectKey
 log = logging.getLogger(__name__)
 
 
+class _AlreadyApplied(Exception):
+    """An event of the batch was stored by someone else since we checked."""
+
+
+class _InjectedFault(Exception):
+    """Test-only: sends the batch down the isolating path, where the event really fails."""
+
+
 @dataclass
 class Incoming:
     """A consumed message, as bytes: parsing is the pipeline's job (so bad bytes can be DLQ'd)."""
@@ -181,7 +189,7 @@ class Pipeline:
         by_subject: dict[SubjectKey, list[_Job]] = defaultdict(list)
         for j in jobs:
             by_subject[(j.event.project_id, j.event.subject_id)].append(j)
-        context = await self.store.active_facts(by_subject)
+        context = await self.store.active_facts(by_subject) if self.extractor.uses_context else {}
         sem = asyncio.Semaphore(self.settings.llm_concurrency)
 
         async def one_subject(key: SubjectKey, items: list[_Job]) -> None:
@@ -234,21 +242,113 @@ class Pipeline:
         now = datetime.now(UTC)
         async with self.store.batch(keys):
             states = await self.store.load_states(keys)
-            for j in jobs:
-                key = (j.event.project_id, j.event.subject_id)
-                try:
-                    async with self.store.savepoint():
-                        states[key] = await self._apply_one(j, states[key], vectors, now)
-                except (psycopg.OperationalError, psycopg.InterfaceError):
-                    raise
-                except psycopg.Error as exc:
-                    self.metrics.inc("consolidator_event_failures_total", reason="database")
-                    j.error = f"database: {exc}"[:500]
-                except Exception as exc:  # a bug on one event must not sink its batch
-                    log.exception("event %s failed", j.event.event_id)
-                    self.metrics.inc("consolidator_event_failures_total", reason="internal")
-                    j.error = f"internal: {type(exc).__name__}: {exc}"[:500]
+            if not await self._apply_batch(jobs, states, vectors, now):
+                # Something in the batch failed: redo it event by event from fresh state,
+                # so only the failing event is rolled back and re-queued.
+                states = await self.store.load_states(keys)
+                for j in jobs:
+                    await self._apply_isolated(j, states, vectors, now)
         self._fault("after_commit")
+
+    async def _apply_batch(
+        self,
+        jobs: list[_Job],
+        states: dict[SubjectKey, SubjectState],
+        vectors: dict[str, np.ndarray],
+        now: datetime,
+    ) -> bool:
+        """The fast path: decide every event in memory, then write the whole batch in a few
+        pipelined statements inside one savepoint. False, with nothing written, when any part
+        fails or an event turns out to be stored already (a concurrent owner got there first)."""
+        local = dict(states)
+        seen: set[tuple[str, str]] = set()
+        fresh: list[tuple[_Job, Decision]] = []
+        outcomes: list[str] = []
+        try:
+            for j in jobs:
+                ev = j.event
+                if (ev.project_id, ev.event_id) in seen:  # the same event twice in one batch
+                    outcomes.append("duplicate")
+                    continue
+                seen.add((ev.project_id, ev.event_id))
+                key = (ev.project_id, ev.subject_id)
+                decision = self._decide(j, local[key], vectors, now)
+                local[key] = _advance(local[key], decision)
+                fresh.append((j, decision))
+                outcomes.extend(decision.outcomes)
+        except Exception:
+            log.exception("deciding the batch failed; isolating events")
+            return False
+        try:
+            async with self.store.savepoint():
+                for j, _d in fresh:
+                    self._fault_event(j.event)
+                stored = await self.store.insert_events(
+                    [(j.event, vectors.get(j.event.content)) for j, _d in fresh]
+                )
+                if stored != len(fresh):
+                    raise _AlreadyApplied
+                await self.store.apply_many(
+                    [d for _j, d in fresh],
+                    [
+                        m
+                        for j, d in fresh
+                        for m in change_messages(d.changes, j.event.event_id, now)
+                    ],
+                )
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            raise
+        except (psycopg.Error, _AlreadyApplied, _InjectedFault) as exc:
+            log.info("batch write failed (%s); isolating events", type(exc).__name__)
+            return False
+        states.update(local)
+        for outcome in outcomes:
+            self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
+        for j, _d in fresh:
+            self._observe_latency(j)
+        return True
+
+    async def _apply_isolated(
+        self,
+        j: _Job,
+        states: dict[SubjectKey, SubjectState],
+        vectors: dict[str, np.ndarray],
+        now: datetime,
+    ) -> None:
+        key = (j.event.project_id, j.event.subject_id)
+        try:
+            async with self.store.savepoint():
+                states[key] = await self._apply_one(j, states[key], vectors, now)
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            raise
+        except psycopg.Error as exc:
+            self.metrics.inc("consolidator_event_failures_total", reason="database")
+            j.error = f"database: {exc}"[:500]
+        except Exception as exc:  # a bug on one event must not sink its batch
+            log.exception("event %s failed", j.event.event_id)
+            self.metrics.inc("consolidator_event_failures_total", reason="internal")
+            j.error = f"internal: {type(exc).__name__}: {exc}"[:500]
+
+    def _decide(
+        self, job: _Job, state: SubjectState, vectors: dict[str, np.ndarray], now: datetime
+    ) -> Decision:
+        cands = [
+            Candidate(c, vectors[embedding_text(c.predicate, c.value, c.statement)])
+            for c in job.candidates
+        ]
+        return adjudicate(job.event, cands, state, self.policy, now)
+
+    def _observe_latency(self, job: _Job) -> None:
+        if job.msg.timestamp_ms:
+            self.metrics.observe(
+                "consolidator_end_to_end_seconds",
+                max(0.0, time.time() - job.msg.timestamp_ms / 1e3),
+            )
+
+    def _fault_event(self, ev: RawEvent) -> None:
+        if self.settings.fault_point == f"fail_event:{ev.event_id}":
+            # Test-only: fail this event's write with a real database error (below).
+            raise _InjectedFault
 
     async def _apply_one(
         self, job: _Job, state: SubjectState, vectors: dict[str, np.ndarray], now: datetime
@@ -260,19 +360,11 @@ class Pipeline:
         if not await self.store.insert_event(ev, vectors.get(ev.content)):
             self.metrics.inc("consolidator_outcomes_total", outcome="duplicate")
             return state
-        cands = [
-            Candidate(c, vectors[embedding_text(c.predicate, c.value, c.statement)])
-            for c in job.candidates
-        ]
-        decision = adjudicate(ev, cands, state, self.policy, now)
+        decision = self._decide(job, state, vectors, now)
         await self.store.apply(decision, change_messages(decision.changes, ev.event_id, now))
         for outcome in decision.outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
-        if job.msg.timestamp_ms:
-            self.metrics.observe(
-                "consolidator_end_to_end_seconds",
-                max(0.0, time.time() - job.msg.timestamp_ms / 1e3),
-            )
+        self._observe_latency(job)
         return _advance(state, decision)
 
     def _fault(self, point: str) -> None:

@@ -30,8 +30,10 @@ def ddl(dim: int) -> list[str]:
             PRIMARY KEY (project_id, event_id)
         )""",
         "CREATE INDEX IF NOT EXISTS events_subject ON events (project_id, subject_id)",
-        """CREATE INDEX IF NOT EXISTS events_embedding ON events
-           USING hnsw (embedding vector_cosine_ops)""",
+        # No HNSW index on events.embedding: every read is scoped to one subject, where the
+        # btree on (project_id, subject_id) plus an exact distance is both exact and fast,
+        # and the index cost ~0.65 ms of PostgreSQL time per stored event.
+        "DROP INDEX IF EXISTS events_embedding",
         f"""
         CREATE TABLE IF NOT EXISTS facts (
             id text PRIMARY KEY,
@@ -95,6 +97,13 @@ def ddl(dim: int) -> list[str]:
         "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (seq) WHERE published_at IS NULL",
     ]
 
+
+INSERT_EVENT = """
+INSERT INTO events (project_id, event_id, subject_id, occurred_at, kind, role, content, source,
+                    metadata, embedding)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (project_id, event_id) DO NOTHING
+"""
 
 FACT_COLUMNS = (
     "id",

@@ -75,6 +75,21 @@ def _fact_params(f: Fact, embedding: Vector | None) -> list[Any]:
     return [row[c] for c in sql.FACT_COLUMNS] + [embedding]
 
 
+def _event_params(event: RawEvent, embedding: Vector | None) -> tuple[Any, ...]:
+    return (
+        event.project_id,
+        event.event_id,
+        event.subject_id,
+        event.occurred_at,
+        event.kind,
+        event.role,
+        event.content,
+        event.source,
+        Jsonb(event.metadata),
+        embedding,
+    )
+
+
 def _conflict_params(cs: ConflictSet) -> list[Any]:
     row = cs.model_dump()
     row["fact_ids"] = list(cs.fact_ids)
@@ -140,8 +155,9 @@ class Store:
         out: dict[SubjectKey, list[Fact]] = {k: [] for k in keys}
         if not keys:
             return out
+        cols = ", ".join(sql.FACT_COLUMNS)  # not the embedding: the extractor never needs it
         cur = await self.conn.execute(
-            """SELECT * FROM facts WHERE status = 'active' AND (project_id, subject_id) IN
+            f"""SELECT {cols} FROM facts WHERE status = 'active' AND (project_id, subject_id) IN
                (SELECT * FROM unnest(%s::text[], %s::text[])) ORDER BY created_at, id""",
             ([k[0] for k in keys], [k[1] for k in keys]),
         )
@@ -154,16 +170,18 @@ class Store:
         if not keys:
             return {}
         pk, sk = [k[0] for k in keys], [k[1] for k in keys]
-        cur = await self.conn.execute(
-            """SELECT * FROM facts f WHERE (project_id, subject_id) IN
-               (SELECT * FROM unnest(%s::text[], %s::text[]))
-               AND (status = 'active' OR (status = 'candidate' AND EXISTS (
-                   SELECT 1 FROM conflict_sets c WHERE c.id = f.conflict_set_id
-                   AND c.status = 'open')))
-               ORDER BY created_at, id""",
-            (pk, sk),
-        )
-        facts = await cur.fetchall()
+        # Binary results: pgvector then decodes embeddings without parsing text.
+        async with self.conn.cursor(binary=True) as bcur:
+            await bcur.execute(
+                """SELECT * FROM facts f WHERE (project_id, subject_id) IN
+                   (SELECT * FROM unnest(%s::text[], %s::text[]))
+                   AND (status = 'active' OR (status = 'candidate' AND EXISTS (
+                       SELECT 1 FROM conflict_sets c WHERE c.id = f.conflict_set_id
+                       AND c.status = 'open')))
+                   ORDER BY created_at, id""",
+                (pk, sk),
+            )
+            facts = await bcur.fetchall()
         cur = await self.conn.execute(
             """SELECT * FROM conflict_sets WHERE status = 'open' AND (project_id, subject_id) IN
                (SELECT * FROM unnest(%s::text[], %s::text[]))""",
@@ -197,8 +215,14 @@ class Store:
     @asynccontextmanager
     async def batch(self, keys: Iterable[SubjectKey]):  # type: ignore[no-untyped-def]
         async with self.conn.transaction():
-            for p, s in sorted(set(keys)):
-                await self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(p, s),))
+            ordered = sorted({lock_key(p, s) for p, s in keys})
+            if ordered:
+                # One round trip; sorted so two workers never wait on each other in a cycle.
+                await self.conn.execute(
+                    """SELECT count(pg_advisory_xact_lock(k))
+                       FROM (SELECT unnest(%s::bigint[]) AS k ORDER BY 1) AS o""",
+                    (ordered,),
+                )
             yield self
 
     @asynccontextmanager
@@ -207,25 +231,35 @@ class Store:
             yield self
 
     async def insert_event(self, event: RawEvent, embedding: Vector | None) -> bool:
-        cur = await self.conn.execute(
-            """INSERT INTO events (project_id, event_id, subject_id, occurred_at, kind, role,
-               content, source, metadata, embedding)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-               ON CONFLICT (project_id, event_id) DO NOTHING RETURNING 1""",
-            (
-                event.project_id,
-                event.event_id,
-                event.subject_id,
-                event.occurred_at,
-                event.kind,
-                event.role,
-                event.content,
-                event.source,
-                Jsonb(event.metadata),
-                embedding,
-            ),
-        )
-        return await cur.fetchone() is not None
+        cur = await self.conn.execute(sql.INSERT_EVENT, _event_params(event, embedding))
+        return cur.rowcount == 1
+
+    async def insert_events(self, events: Sequence[tuple[RawEvent, Vector | None]]) -> int:
+        """Store many events in one pipelined round; returns how many were new."""
+        if not events:
+            return 0
+        async with self.conn.cursor() as cur:
+            await cur.executemany(
+                sql.INSERT_EVENT,
+                [_event_params(ev, emb) for ev, emb in events],
+            )
+            return cur.rowcount
+
+    async def apply_many(
+        self, decisions: Sequence[Decision], messages: Sequence[OutMessage]
+    ) -> None:
+        """The writes of many decisions, in decision order (so a retired fact always leaves
+        'active' before its successor enters it), pipelined."""
+        facts = [
+            _fact_params(f, d.new_embeddings.get(f.id)) for d in decisions for f in d.fact_writes
+        ]
+        conflicts = [_conflict_params(c) for d in decisions for c in d.conflict_writes]
+        async with self.conn.cursor() as cur:
+            if facts:
+                await cur.executemany(sql.UPSERT_FACT, facts)
+            if conflicts:
+                await cur.executemany(sql.UPSERT_CONFLICT, conflicts)
+        await self.enqueue(messages)
 
     async def apply(self, decision: Decision, messages: Sequence[OutMessage]) -> None:
         if decision.fact_writes:
