@@ -11,6 +11,7 @@ Invariants (every adapter):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -64,14 +65,14 @@ class HashEmbedder:
         feats += [(f"{a} {b}", 0.5) for a, b in itertools.pairwise(words)]
         return feats
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - instance lives as long as the worker
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(feature.encode(), digest_size=8, key=self._KEY).digest()
+        value = int.from_bytes(digest, "little")
+        return (value >> 1) % self.dim, 1.0 if value & 1 else -1.0
+
     def _vector(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim, dtype=np.float64)
-        for feature, weight in self._features(text):
-            digest = hashlib.blake2b(feature.encode(), digest_size=8, key=self._KEY).digest()
-            value = int.from_bytes(digest, "little")
-            vec[(value >> 1) % self.dim] += weight if value & 1 else -weight
-        if not vec.any():  # every feature cancelled out: fall back to one bucket
-            vec[0] = 1.0
+        vec: np.ndarray = self.embed([text])[0]
         return vec
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -79,7 +80,21 @@ class HashEmbedder:
             raise TypeError("embed takes a sequence of texts, not one str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(np.stack([self._vector(t) for t in texts]))
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for i, text in enumerate(texts):
+            for feature, weight in self._features(text):
+                col, sign = self._bucket(feature)
+                rows.append(i)
+                cols.append(col)
+                vals.append(sign * weight)
+        # One scatter-add for the whole batch instead of a numpy call per feature.
+        vecs = np.zeros((len(texts), self.dim), dtype=np.float64)
+        np.add.at(vecs, (np.asarray(rows), np.asarray(cols)), np.asarray(vals))
+        empty = ~vecs.any(axis=1)  # every feature cancelled out: fall back to one bucket
+        vecs[empty, 0] = 1.0
+        return _normalise(vecs)
 
 
 class FastEmbedEmbedder:

@@ -237,18 +237,36 @@ class Pipeline:
         if not jobs:
             return
         loop = asyncio.get_running_loop()
-        vectors, _ = await loop.run_in_executor(None, self._embed, jobs)
+        # Embed in a thread while this task takes the subject locks and loads their state.
+        embedding = loop.run_in_executor(None, self._embed, jobs)
         keys = {(j.event.project_id, j.event.subject_id) for j in jobs}
         now = datetime.now(UTC)
-        async with self.store.batch(keys):
-            states = await self.store.load_states(keys)
-            if not await self._apply_batch(jobs, states, vectors, now):
-                # Something in the batch failed: redo it event by event from fresh state,
-                # so only the failing event is rolled back and re-queued.
+        try:
+            async with self.store.batch(keys):
                 states = await self.store.load_states(keys)
-                for j in jobs:
-                    await self._apply_isolated(j, states, vectors, now)
+                vectors, _ = await embedding
+                await self._write(jobs, states, vectors, now)
+        finally:
+            if not embedding.done():
+                await asyncio.wait([embedding])
         self._fault("after_commit")
+
+    async def _write(
+        self,
+        jobs: list[_Job],
+        states: dict[SubjectKey, SubjectState],
+        vectors: dict[str, np.ndarray],
+        now: datetime,
+    ) -> None:
+        if await self._apply_batch(jobs, states, vectors, now):
+            return
+        # Something in the batch failed: redo it event by event from fresh state, so only
+        # the failing event is rolled back and re-queued.
+        states = await self.store.load_states(
+            {(j.event.project_id, j.event.subject_id) for j in jobs}
+        )
+        for j in jobs:
+            await self._apply_isolated(j, states, vectors, now)
 
     async def _apply_batch(
         self,
