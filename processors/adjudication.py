@@ -6,7 +6,8 @@ Invariants:
   in the same decision, before the new one is written; a ``create`` with a different value
   opens (or extends) a conflict set and the new fact stays ``candidate``.
 - Reinforcement requires exact canonical value equality (``canonical_value``).
-- An event already in a fact's ``source_event_ids`` changes nothing (duplicate).
+- An event already in a source of the subject's state changes nothing (duplicate); the
+  store also refuses an event it has stored, which covers events whose facts were retired.
 - A pinned fact is never superseded by this path: the attempt opens a conflict.
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
@@ -146,6 +147,16 @@ def adjudicate(
     now: datetime,
 ) -> Decision:
     work = _Work(state)
+    known = (*state.active, *state.conflict_candidates)
+    if any(event.event_id in f.source_event_ids for f in known):
+        # The event is already a source of the subject's state: it was applied before, so a
+        # replay changes nothing, whatever its candidates would decide now.
+        return Decision(
+            outcomes=tuple("duplicate" for _ in candidates),
+            fact_writes=(),
+            conflict_writes=(),
+            changes=(),
+        )
     for index, cand in enumerate(candidates):
         if cand.fact.is_note:
             _note(work, event, index, cand, now)

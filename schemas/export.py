@@ -17,6 +17,7 @@ from schemas.changes import FactCreated, FactSuperseded, MemoryItemChanged
 from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
+from schemas.hygiene import HygieneConfig, RunResponse, ScheduleCheckpoint, Status
 
 MODELS: dict[str, type[BaseModel]] = {
     "raw_event": RawEvent,
@@ -27,6 +28,10 @@ MODELS: dict[str, type[BaseModel]] = {
     "fact_superseded": FactSuperseded,
     "memory_item_changed": MemoryItemChanged,
     "command": Command,
+    "hygiene_config": HygieneConfig,
+    "hygiene_run_response": RunResponse,
+    "hygiene_schedule_checkpoint": ScheduleCheckpoint,
+    "hygiene_status": Status,
 }
 
 FOLDER = Path(__file__).parent / "json"

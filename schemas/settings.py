@@ -81,6 +81,16 @@ class Settings(BaseSettings):
     hygiene_interval_hours: float = Field(default=24, gt=0)
     hygiene_dry_run: bool = False
     hygiene_max_supersedes_per_run: int = Field(default=10_000, ge=0)
+    hygiene_llm_assist_enabled: bool = False
+    hygiene_promote_corroboration_threshold: int = Field(default=3, ge=1)
+    # How often the worker checks whether a pass is due, and how long after boot the first
+    # check runs (a pass missed while no worker ran starts then).
+    hygiene_heartbeat_s: float = Field(default=3600.0, gt=0)
+    hygiene_boot_delay_s: float = Field(default=15.0, ge=0)
+    # Groups listed per bank in a report (all are counted): a report fits one Kafka message.
+    hygiene_report_groups: int = Field(default=100, ge=0)
+    # Subjects written per transaction by the pass (each holds its advisory lock meanwhile).
+    hygiene_write_batch: int = Field(default=64, ge=1)
 
     @property
     def resolved_model_dir(self) -> Path:

@@ -93,7 +93,16 @@ def cmd_publish(args: argparse.Namespace, s: Settings) -> int:
             if not args.raw:
                 return _fail(f"{args.file}:{n}: {str(exc).splitlines()[0]}")
             events.append((None, line.encode()))
-    count = sdk.publish_raw(s, events)
+    from schemas.topics import Topics
+    from streams.kafka import Publisher
+    from streams.progress import bar
+
+    pub, name, count = Publisher(s), Topics(s.topic_prefix).events, 0
+    with bar(len(events), "publish") as progress:
+        for i in range(0, len(events), 500):  # each chunk acked before the bar moves
+            chunk = events[i : i + 500]
+            count += pub.publish([(name, key, value, []) for key, value in chunk])
+            progress.update(len(chunk))
     print(f"published {count} events to {s.topic_prefix}memory.events", file=sys.stderr)
     return 0
 
@@ -336,6 +345,14 @@ def build_parser() -> argparse.ArgumentParser:
     cal.set_defaults(fn=cmd_calibrate)
 
     sub.add_parser("demo", help="run the bundled sample end to end").set_defaults(fn=cmd_demo)
+
+    from streams import cli_read
+
+    cli_read.register(sub)
+
+    from streams import cli_hygiene
+
+    cli_hygiene.register(sub)
     return p
 
 

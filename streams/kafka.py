@@ -30,8 +30,9 @@ def client_config(settings: Settings) -> dict[str, Any]:
         # where the CLI keeps it quiet and errors still surface as exceptions.
         "logger": _RDKAFKA_LOG,
     }
-    if settings.kafka_sasl_mechanism:
-        conf["sasl.mechanism"] = settings.kafka_sasl_mechanism
+    if settings.kafka_security_protocol.startswith("SASL"):
+        # The same default as aiokafka_config: librdkafka's own would be GSSAPI.
+        conf["sasl.mechanism"] = settings.kafka_sasl_mechanism or "PLAIN"
     if settings.kafka_sasl_username:
         conf["sasl.username"] = settings.kafka_sasl_username
     if settings.kafka_sasl_password:

@@ -17,10 +17,10 @@ import time
 from typing import Any
 
 import faust
-from aiohttp import web
 
 from schemas import topics
 from schemas.settings import Settings
+from streams import api, hygiene_worker
 from streams.embedder import make_embedder
 from streams.extractors import make_extractor
 from streams.kafka import Publisher, aiokafka_config, ensure_topics
@@ -172,24 +172,8 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
         await relay.drain()  # what a crashed predecessor committed but never published
         await relay.run()
 
-    @app.page("/health")
-    async def health(web_view: Any, request: Any) -> Any:
-        ok = True
-        detail: dict[str, Any] = {}
-        try:
-            pipeline = await rt.pipeline()
-            await pipeline.store.conn.execute("SELECT 1")
-            detail["database"] = "ok"
-        except Exception as exc:
-            ok = False
-            detail["database"] = f"error: {type(exc).__name__}"
-        assigned = app.consumer.assignment() if app.consumer else set()
-        detail["assigned_partitions"] = len(assigned)
-        return web.json_response({"ok": ok, **detail}, status=200 if ok else 503)
-
-    @app.page("/metrics")
-    async def metrics(web_view: Any, request: Any) -> Any:
-        return web.Response(text=rt.metrics.render(), content_type="text/plain")
+    api.install(app, rt, settings)
+    hygiene_worker.install(app, rt, settings)
 
     return app, rt
 

@@ -1,0 +1,89 @@
+"""Response shapes of the worker's HTTP API (``/health``, ``/v1/facts``, ``/v1/conflicts``,
+``/v1/context``) and of ``consolidator context --json``.
+
+Invariants: frozen, unknown fields forbidden, versioned like every other contract model;
+facts and conflict sets are embedded as the stored :class:`Fact` / :class:`ConflictSet`
+shapes, never re-spelled; every response names the scope it was answered for.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from schemas.base import AwareDatetime, Frozen, ScopeId
+from schemas.facts import ConflictSet, Fact
+
+API_VERSION: Literal[1] = 1
+
+
+class ErrorResponse(Frozen):
+    """Every 4xx/5xx body: a human-readable message, never any stored data."""
+
+    error: str
+    status: int
+
+
+class HealthResponse(Frozen):
+    schema_version: Literal[1] = API_VERSION
+    ok: bool
+    database: str
+    broker: str
+    consumer_assigned: bool
+    assigned_partitions: Annotated[int, Field(ge=0)]
+
+
+class FactsResponse(Frozen):
+    schema_version: Literal[1] = API_VERSION
+    project_id: ScopeId
+    subject_id: ScopeId
+    as_of: AwareDatetime | None = None
+    include_superseded: bool = False
+    facts: tuple[Fact, ...]
+
+
+class ConflictReview(Frozen):
+    """An open conflict set with every contending fact (value, source events, validity)."""
+
+    conflict_set: ConflictSet
+    facts: tuple[Fact, ...]
+
+
+class ConflictsResponse(Frozen):
+    schema_version: Literal[1] = API_VERSION
+    project_id: ScopeId | None = None
+    conflicts: tuple[ConflictReview, ...]
+
+
+class ContextFact(Frozen):
+    fact: Fact
+    # Cosine distance to the query (None without a query, or for a fact with no embedding).
+    distance: float | None = None
+    # True when the fact takes part in an open conflict set: not settled truth.
+    in_conflict: bool = False
+
+
+class ContextEvent(Frozen):
+    """An episodic memory: one stored RawEvent (the fields an agent needs)."""
+
+    event_id: str
+    occurred_at: AwareDatetime
+    kind: str
+    role: str | None = None
+    content: str
+    source: str | None = None
+    distance: float | None = None
+
+
+class ContextResponse(Frozen):
+    schema_version: Literal[1] = API_VERSION
+    project_id: ScopeId
+    subject_id: ScopeId
+    query: str | None = None
+    k: Annotated[int, Field(ge=1)]
+    facts: tuple[ContextFact, ...]
+    events: tuple[ContextEvent, ...]
+    conflicts: tuple[ConflictReview, ...]
+    # The same content as a compact block an agent can paste into a prompt.
+    text: str

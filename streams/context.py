@@ -1,0 +1,266 @@
+"""The read side: facts (current, historical, as of an instant), conflict review and context
+retrieval for an agent, shared by the CLI and the HTTP API.
+
+Invariants:
+- Every query is scoped: ``project_id`` always, ``subject_id`` for subject reads; a fact id
+  from another project is never resolved, even when a conflict set names it.
+- Context = the subject's active facts (all, or the ``k`` nearest to the query by cosine
+  distance ``<=>`` over ``facts.embedding``), its ``k`` most relevant stored events (nearest
+  to the query over ``events.embedding``; without a query, the ``k`` most recent), and its
+  open conflict sets with every contender; an active fact in an open set is flagged.
+- The text block carries the same content as the JSON, compact enough for a prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import orjson
+import psycopg
+
+from schemas.api import (
+    ConflictReview,
+    ConflictsResponse,
+    ContextEvent,
+    ContextFact,
+    ContextResponse,
+    FactsResponse,
+)
+from schemas.facts import ConflictSet, Fact
+from streams.embedder import Embedder
+from streams.store import Store, _conflict, _fact
+
+DEFAULT_K = 5
+MAX_K = 100
+_EVENT_TEXT_CHARS = 300
+
+
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 instant with a UTC offset (``Z`` accepted); ValueError otherwise."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not an RFC 3339 time (e.g. 2026-01-02T10:00:00Z)") from None
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValueError(f"time {text!r} needs a UTC offset (e.g. 2026-01-02T10:00:00Z)")
+    return when
+
+
+async def facts(
+    store: Store,
+    project: str,
+    subject: str,
+    include_superseded: bool = False,
+    as_of: datetime | None = None,
+) -> FactsResponse:
+    found = await store.facts(project, subject, include_superseded, as_of)
+    return FactsResponse(
+        project_id=project,
+        subject_id=subject,
+        as_of=as_of,
+        include_superseded=include_superseded,
+        facts=tuple(found),
+    )
+
+
+async def _facts_in_project(store: Store, project: str, ids: Sequence[str]) -> dict[str, Fact]:
+    if not ids:
+        return {}
+    cur = await store.conn.execute(
+        "SELECT * FROM facts WHERE project_id = %s AND id = ANY(%s)", (project, list(ids))
+    )
+    return {r["id"]: _fact(r) for r in await cur.fetchall()}
+
+
+async def _reviews(store: Store, sets: Sequence[ConflictSet]) -> tuple[ConflictReview, ...]:
+    by_project: dict[str, list[str]] = {}
+    for c in sets:
+        by_project.setdefault(c.project_id, []).extend(c.fact_ids)
+    known: dict[tuple[str, str], Fact] = {}
+    for project, ids in by_project.items():
+        for fid, f in (await _facts_in_project(store, project, ids)).items():
+            known[(project, fid)] = f
+    return tuple(
+        ConflictReview(
+            conflict_set=c,
+            facts=tuple(
+                known[(c.project_id, fid)] for fid in c.fact_ids if (c.project_id, fid) in known
+            ),
+        )
+        for c in sets
+    )
+
+
+async def conflicts(store: Store, project: str) -> ConflictsResponse:
+    """A project's open conflict sets, each with its contenders (values, sources, times)."""
+    sets = await store.conflicts(project)
+    return ConflictsResponse(project_id=project, conflicts=await _reviews(store, sets))
+
+
+async def _subject_open_conflicts(
+    store: Store, project: str, subject: str
+) -> tuple[ConflictReview, ...]:
+    cur = await store.conn.execute(
+        """SELECT * FROM conflict_sets WHERE project_id = %s AND subject_id = %s
+           AND status = 'open' ORDER BY created_at, id""",
+        (project, subject),
+    )
+    sets = [_conflict(r) for r in await cur.fetchall()]
+    return await _reviews(store, sets)
+
+
+async def _nearest_facts(
+    store: Store, project: str, subject: str, vector: np.ndarray, k: int
+) -> list[tuple[Fact, float | None]]:
+    cur = await store.conn.execute(
+        """SELECT *, embedding <=> %s::vector AS distance FROM facts
+           WHERE project_id = %s AND subject_id = %s AND status = 'active'
+           ORDER BY distance NULLS LAST, id LIMIT %s""",
+        (vector, project, subject, k),
+    )
+    return [
+        (_fact(r), None if r["distance"] is None else float(r["distance"]))
+        for r in await cur.fetchall()
+    ]
+
+
+async def _events(
+    store: Store, project: str, subject: str, vector: np.ndarray | None, k: int
+) -> list[ContextEvent]:
+    cols = "event_id, occurred_at, kind, role, content, source"
+    if vector is None:
+        cur = await store.conn.execute(
+            f"""SELECT {cols}, NULL::float8 AS distance FROM events
+                WHERE project_id = %s AND subject_id = %s
+                ORDER BY occurred_at DESC, event_id LIMIT %s""",
+            (project, subject, k),
+        )
+        found = await cur.fetchall()
+    else:
+        async with store.conn.transaction():
+            # With a WHERE clause an HNSW scan filters after the fact and may return fewer
+            # than k rows; pgvector 0.8's iterative scan keeps searching, in exact order.
+            # (Older pgvector lacks the setting: then the plain scan it is.)
+            with contextlib.suppress(
+                psycopg.errors.UndefinedObject, psycopg.errors.InvalidParameterValue
+            ):
+                async with store.conn.transaction():  # a savepoint: a refusal stays local
+                    await store.conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            cur = await store.conn.execute(
+                f"""SELECT {cols}, embedding <=> %s::vector AS distance FROM events
+                    WHERE project_id = %s AND subject_id = %s AND embedding IS NOT NULL
+                    ORDER BY embedding <=> %s::vector, event_id LIMIT %s""",
+                (vector, project, subject, vector, k),
+            )
+            found = await cur.fetchall()
+    return [
+        ContextEvent(
+            event_id=r["event_id"],
+            occurred_at=r["occurred_at"],
+            kind=r["kind"],
+            role=r["role"],
+            content=r["content"],
+            source=r["source"],
+            distance=None if r["distance"] is None else float(r["distance"]),
+        )
+        for r in found
+    ]
+
+
+async def context(
+    store: Store,
+    embedder: Embedder,
+    project: str,
+    subject: str,
+    query: str | None = None,
+    k: int = DEFAULT_K,
+) -> ContextResponse:
+    if not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be between 1 and {MAX_K}")
+    query = query.strip() if query else None
+    vector: np.ndarray | None = None
+    if query:
+        # Embedding is CPU work: keep the event loop (and the worker's agents) responsive.
+        vector = (await asyncio.to_thread(embedder.embed, [query]))[0]
+    open_sets = await _subject_open_conflicts(store, project, subject)
+    contested = {fid for review in open_sets for fid in review.conflict_set.fact_ids}
+    scored: list[tuple[Fact, float | None]]
+    if vector is not None:
+        scored = await _nearest_facts(store, project, subject, vector, k)
+    else:
+        scored = [(f, None) for f in await store.facts(project, subject)]
+    events = await _events(store, project, subject, vector, k)
+    ctx_facts = tuple(
+        ContextFact(fact=f, distance=d, in_conflict=f.id in contested) for f, d in scored
+    )
+    text = render_text(project, subject, query, ctx_facts, events, open_sets)
+    return ContextResponse(
+        project_id=project,
+        subject_id=subject,
+        query=query,
+        k=k,
+        facts=ctx_facts,
+        events=tuple(events),
+        conflicts=open_sets,
+        text=text,
+    )
+
+
+def _value(f: Fact) -> str:
+    if f.predicate is None:
+        return repr(f.statement or "")
+    return orjson.dumps(f.value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _day(when: datetime) -> str:
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _EVENT_TEXT_CHARS else flat[: _EVENT_TEXT_CHARS - 1] + "…"
+
+
+def render_text(
+    project: str,
+    subject: str,
+    query: str | None,
+    ctx_facts: Sequence[ContextFact],
+    events: Sequence[ContextEvent],
+    open_sets: Sequence[ConflictReview],
+) -> str:
+    lines = [f"Memory of {subject} (project {project})" + (f" for: {query}" if query else "")]
+    lines.append("Known facts:" if ctx_facts else "Known facts: none")
+    for cf in ctx_facts:
+        f = cf.fact
+        flag = "  [DISPUTED: open conflict, do not rely on it]" if cf.in_conflict else ""
+        pin = " (pinned)" if f.pinned else ""
+        lines.append(
+            f"- {f.predicate or 'note'}: {_value(f)} (since {_day(f.valid_from)}){pin}{flag}"
+        )
+    if open_sets:
+        lines.append("Open conflicts (unresolved; the values disagree):")
+        for review in open_sets:
+            cs = review.conflict_set
+            options = "; ".join(
+                f"{_value(f)} [{f.status}, from {','.join(f.source_event_ids)} at "
+                f"{_day(f.valid_from)}]"
+                for f in review.facts
+            )
+            lines.append(f"- {cs.predicate}: {options}")
+    if events:
+        lines.append("Relevant events:")
+        for e in events:
+            who = f"{e.role}: " if e.role else ""
+            lines.append(f"- {_day(e.occurred_at)} {who}{_one_line(e.content)}")
+    return "\n".join(lines) + "\n"
+
+
+def dump(model: Any) -> bytes:
+    """JSON bytes of a response model (the HTTP body and ``--json`` output)."""
+    return orjson.dumps(model.model_dump(mode="json"))

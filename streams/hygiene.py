@@ -1,0 +1,529 @@
+"""The hygiene pass over the store, and its two compacted topics (config, schedule).
+
+Invariants:
+- One pass at a time per database schema: the runner holds a session-level advisory lock
+  (``pg_try_advisory_lock``) on its own connection for the whole pass and until its
+  checkpoint is acknowledged. A session lock, not a lease row: the pass spans many
+  transactions, and if the runner dies its connection closes and the lock is released by
+  PostgreSQL itself, so no stale lease ever blocks the next pass. A runner that takes the
+  lock re-reads the checkpoint first, so a pass that another worker just completed is not
+  repeated.
+- Streaming: a bank's live memories are read with a server-side cursor ordered by subject,
+  one subject planned at a time; only a bounded batch of subjects is held in memory.
+- Safe against the consolidation stream: every write happens in a transaction holding the
+  subject's ``pg_advisory_xact_lock(lock_key(project, subject))`` (the lock the stream takes,
+  in the same sorted order), after re-reading the subject's live memories inside that
+  transaction and re-planning when they changed. So a reinforcement the stream committed
+  meanwhile is never overwritten, and a survivor the stream just superseded is never used.
+- ``max_supersedes_per_run`` is spent in (bank, subject) order over the whole run; the rest
+  is reported as ``capped`` and planned again by the next pass. A dry run plans the same way
+  and writes nothing.
+- Every applied merge goes to the outbox in its transaction (``Store.apply``); the relay
+  publishes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import psycopg
+from confluent_kafka import Consumer, TopicPartition
+from psycopg.rows import dict_row
+from pydantic import ValidationError
+
+from processors.changes import change_messages
+from processors.hygiene import Memory, PlannedGroup, cap_plan, plan_subject
+from processors.hygiene_apply import is_due, merge_groups, supersede_count
+from schemas import hygiene as hs
+from schemas import topics
+from schemas.facts import Fact
+from schemas.settings import Settings
+from streams import sql
+from streams.kafka import Publisher, client_config
+from streams.store import Store, database_url
+
+log = logging.getLogger(__name__)
+
+
+class BankRefused(ValueError):
+    """The bank is outside the configured allowlist."""
+
+
+class PassBusy(RuntimeError):
+    """Another pass holds the lock."""
+
+
+def pass_lock_key(settings: Settings) -> int:
+    digest = hashlib.blake2b(
+        f"hygiene-pass/{settings.database_schema}".encode(), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --- configuration and checkpoint on the compacted topics ---
+
+
+def default_config(settings: Settings) -> hs.HygieneConfig:
+    return hs.HygieneConfig(
+        enabled=settings.hygiene_enabled,
+        interval_hours=settings.hygiene_interval_hours,
+        dry_run=settings.hygiene_dry_run,
+        max_supersedes_per_run=settings.hygiene_max_supersedes_per_run,
+        llm_assist_enabled=settings.hygiene_llm_assist_enabled,
+        promote_corroboration_threshold=settings.hygiene_promote_corroboration_threshold,
+    )
+
+
+def parse_config(raw: bytes | None) -> hs.HygieneConfig:
+    """A config record -> the config; raises ValueError/ValidationError when invalid."""
+    if raw is None:
+        raise ValueError("empty config record")
+    return hs.HygieneConfig.model_validate(orjson.loads(raw))
+
+
+def parse_checkpoint(raw: bytes | None) -> hs.ScheduleCheckpoint:
+    if raw is None:
+        raise ValueError("empty checkpoint record")
+    return hs.ScheduleCheckpoint.model_validate(orjson.loads(raw))
+
+
+def _read_all(settings: Settings, base: str, timeout: float = 15.0) -> list[bytes | None]:
+    """Every value of the single-partition compacted topic, oldest first."""
+    name = topics.Topics(settings.topic_prefix).name(base)
+    consumer = Consumer(
+        client_config(settings)
+        | {
+            "group.id": f"hygiene-reader-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(name, 0), timeout=timeout)
+        if high <= low:
+            return []
+        consumer.assign([TopicPartition(name, 0, low)])
+        out: list[bytes | None] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                continue
+            out.append(msg.value())
+            offset = msg.offset()
+            if offset is not None and offset >= high - 1:
+                return out
+        raise TimeoutError(f"could not read {name} to its end within {timeout}s")
+    finally:
+        consumer.close()
+
+
+def fold_config(settings: Settings, records: Sequence[bytes | None]) -> hs.HygieneConfig:
+    """The configuration in force: the last valid record (an invalid one changes nothing)."""
+    config = default_config(settings)
+    for raw in records:
+        try:
+            config = parse_config(raw)
+        except (ValueError, ValidationError) as exc:
+            log.warning("ignoring an invalid hygiene config record: %s", str(exc)[:200])
+    return config
+
+
+def load_config(settings: Settings) -> hs.HygieneConfig:
+    return fold_config(settings, _read_all(settings, topics.CONFIG))
+
+
+def load_checkpoint(settings: Settings) -> hs.ScheduleCheckpoint:
+    last = hs.ScheduleCheckpoint(last_run=0)
+    for raw in _read_all(settings, topics.SCHEDULE):
+        try:
+            cp = parse_checkpoint(raw)
+        except (ValueError, ValidationError) as exc:
+            log.warning("ignoring an invalid schedule record: %s", str(exc)[:200])
+            continue
+        if cp.last_run >= last.last_run:
+            last = cp
+    return last
+
+
+# The broker's default message.max.bytes is 1 MiB; stay well below it.
+CHECKPOINT_MAX_BYTES = 512 * 1024
+
+
+def checkpoint_of(report: hs.RunResponse) -> hs.ScheduleCheckpoint:
+    """The checkpoint of a completed pass; a report too large for one message keeps its
+    counts (``groups_total`` included) but drops the listed groups."""
+    cp = hs.ScheduleCheckpoint(last_run=report.finished_at, report=report)
+    if len(cp.model_dump_json()) <= CHECKPOINT_MAX_BYTES:
+        return cp
+    slim = report.model_copy(
+        update={"banks": tuple(b.model_copy(update={"groups": ()}) for b in report.banks)}
+    )
+    return hs.ScheduleCheckpoint(last_run=report.finished_at, report=slim)
+
+
+def publish_config(settings: Settings, config: hs.HygieneConfig, publisher: Publisher) -> None:
+    t = topics.Topics(settings.topic_prefix)
+    publisher.publish([(t.config, hs.CONFIG_KEY, orjson.dumps(config.model_dump(mode="json")), [])])
+
+
+def publish_checkpoint(
+    settings: Settings, checkpoint: hs.ScheduleCheckpoint, publisher: Publisher
+) -> None:
+    t = topics.Topics(settings.topic_prefix)
+    value = orjson.dumps(checkpoint.model_dump(mode="json"))
+    publisher.publish([(t.schedule, hs.SCHEDULE_KEY, value, [])])
+
+
+# --- the pass ---
+
+
+_SCAN = """SELECT id, subject_id, statement, pinned, reinforcement_count, created_at
+           FROM facts WHERE project_id = %s AND status = 'active' AND statement IS NOT NULL
+           ORDER BY subject_id"""
+
+_FRESH = """SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
+           created_at FROM facts WHERE status = 'active' AND statement IS NOT NULL
+           AND (project_id, subject_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"""
+
+_FACTS = f"SELECT {', '.join(sql.FACT_COLUMNS)} FROM facts WHERE id = ANY(%s)"
+
+
+def _memory(row: dict[str, Any]) -> Memory:
+    return Memory(
+        id=row["id"],
+        subject_id=row["subject_id"],
+        text=row["statement"],
+        pinned=row["pinned"],
+        reinforcement_count=row["reinforcement_count"],
+        created_at=row["created_at"],
+    )
+
+
+def _fact(row: dict[str, Any]) -> Fact:
+    data = {c: row[c] for c in sql.FACT_COLUMNS}
+    data["source_event_ids"] = tuple(data["source_event_ids"])
+    return Fact.model_validate(data)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    subject: str
+    members: list[Memory]
+    groups: tuple[PlannedGroup, ...]
+    write: bool
+
+
+@dataclass
+class _Bank:
+    bank: str
+    report_limit: int
+    scanned: int = 0
+    groups: list[PlannedGroup] = field(default_factory=list)
+    groups_total: int = 0
+    superseded: int = 0
+    reinforced: int = 0
+    capped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def add_groups(self, groups: Sequence[PlannedGroup]) -> None:
+        self.groups_total += len(groups)
+        room = self.report_limit - len(self.groups)
+        if room > 0:
+            self.groups.extend(groups[:room])
+
+    def report(self) -> hs.BankReport:
+        return hs.BankReport(
+            bank=self.bank,
+            scanned=self.scanned,
+            groups=tuple(hs.PlannedGroup.model_validate(g.model_dump()) for g in self.groups),
+            groups_total=self.groups_total,
+            superseded=self.superseded,
+            reinforced=self.reinforced,
+            capped=self.capped,
+            errors=tuple(self.errors),
+        )
+
+
+class _Budget:
+    def __init__(self, total: int):
+        self.remaining = total
+
+    def spend(self, groups: Sequence[PlannedGroup]) -> tuple[tuple[PlannedGroup, ...], int]:
+        applied, capped = cap_plan(groups, self.remaining)
+        self.remaining -= supersede_count(applied)
+        return applied, capped
+
+
+def _writable(groups: Sequence[PlannedGroup]) -> bool:
+    return any(not g.report_only and g.loser_ids for g in groups)
+
+
+class Pass:
+    """One run over the selected banks. ``run`` needs the lock holder's connection."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        config: hs.HygieneConfig,
+        *,
+        dry_run: bool,
+        run_id: str | None = None,
+        wakeup: asyncio.Event | None = None,
+    ):
+        self.settings = settings
+        self.config = config
+        self.dry_run = dry_run
+        self.run_id = run_id or f"hygiene-{uuid.uuid4()}"
+        self.wakeup = wakeup
+        self.budget = _Budget(config.max_supersedes_per_run)
+
+    async def run(
+        self, reader: psycopg.AsyncConnection[dict[str, Any]], store: Store, banks: Sequence[str]
+    ) -> hs.RunResponse:
+        started = now_ms()
+        reports = []
+        for bank in banks:
+            acc = _Bank(bank, self.settings.hygiene_report_groups)
+            try:
+                await self._bank(reader, store, acc)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                raise
+            except Exception as exc:  # a bug in one bank must not hide the others' work
+                log.exception("hygiene: bank %s failed", bank)
+                acc.errors.append(f"{type(exc).__name__}: {exc}"[:500])
+            reports.append(acc.report())
+        return hs.RunResponse(
+            run_id=self.run_id,
+            started_at=started,
+            finished_at=now_ms(),
+            banks=tuple(reports),
+            checkpointed=False,
+            dry_run=self.dry_run,
+            superseded=sum(b.superseded for b in reports),
+        )
+
+    async def _subjects(
+        self, reader: psycopg.AsyncConnection[dict[str, Any]], bank: str, acc: _Bank
+    ) -> AsyncIterator[tuple[str, list[Memory]]]:
+        async with reader.transaction(), reader.cursor(name="hygiene_scan") as cur:
+            cur.itersize = 5000
+            await cur.execute(_SCAN, (bank,))
+            current: str | None = None
+            members: list[Memory] = []
+            async for row in cur:
+                acc.scanned += 1
+                if row["subject_id"] != current:
+                    if members and current is not None:
+                        yield current, members
+                    current, members = row["subject_id"], []
+                members.append(_memory(row))
+            if members and current is not None:
+                yield current, members
+
+    async def _bank(
+        self, reader: psycopg.AsyncConnection[dict[str, Any]], store: Store, acc: _Bank
+    ) -> None:
+        # Subjects with groups, in scan order; the writable ones are written per batch.
+        pending: list[_Entry] = []
+        writable = 0
+        async for subject, members in self._subjects(reader, acc.bank, acc):
+            groups = plan_subject(members)
+            if not groups:
+                continue
+            entry = _Entry(subject, members, groups, not self.dry_run and _writable(groups))
+            pending.append(entry)
+            writable += entry.write
+            if writable >= self.settings.hygiene_write_batch or len(pending) >= 4096:
+                await self._flush(store, acc, pending)
+                pending, writable = [], 0
+        if pending:
+            await self._flush(store, acc, pending)
+
+    def _count(self, acc: _Bank, applied: Sequence[PlannedGroup], capped: int) -> None:
+        acc.superseded += supersede_count(applied)
+        acc.reinforced += sum(1 for g in applied if not g.report_only and g.loser_ids)
+        acc.capped += capped
+        acc.add_groups(applied)
+
+    async def _flush(self, store: Store, acc: _Bank, pending: list[_Entry]) -> None:
+        """Write the batch's writable subjects, each re-planned from its state under its lock;
+        then count every subject of the batch in scan order (so a dry run reports the same)."""
+        to_write = [e for e in pending if e.write]
+        done: dict[str, tuple[tuple[PlannedGroup, ...], int]] = {}
+        if to_write:
+            try:
+                done = await self._write(store, acc.bank, to_write)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                raise
+            except psycopg.Error as exc:
+                # One subject's failure must not sink the batch: redo it subject by subject.
+                log.warning("hygiene: batch write failed (%s); retrying one by one", exc)
+                for e in to_write:
+                    try:
+                        done |= await self._write(store, acc.bank, [e])
+                    except (psycopg.OperationalError, psycopg.InterfaceError):
+                        raise
+                    except psycopg.Error as one:
+                        acc.errors.append(
+                            f"{acc.bank}/{e.subject}: {type(one).__name__}: {one}"[:500]
+                        )
+            if self.wakeup is not None:
+                self.wakeup.set()
+        for e in pending:
+            if e.write:
+                if e.subject in done:
+                    self._count(acc, *done[e.subject])
+            else:
+                self._count(acc, *self.budget.spend(e.groups))
+
+    async def _write(
+        self, store: Store, bank: str, entries: list[_Entry]
+    ) -> dict[str, tuple[tuple[PlannedGroup, ...], int]]:
+        conn = store.conn
+        now = datetime.now(UTC)
+        keys = [(bank, e.subject) for e in entries]
+        out: dict[str, tuple[tuple[PlannedGroup, ...], int]] = {}
+        budget_before = self.budget.remaining
+        try:
+            async with store.batch(keys):
+                cur = await conn.execute(_FRESH, ([k[0] for k in keys], [k[1] for k in keys]))
+                fresh: dict[str, list[Memory]] = {e.subject: [] for e in entries}
+                for row in await cur.fetchall():
+                    fresh[row["subject_id"]].append(_memory(row))
+                for e in entries:
+                    members, groups = fresh[e.subject], e.groups
+                    if set(members) != set(e.members):
+                        # The stream wrote this subject since the scan: plan what is there now.
+                        groups = plan_subject(members) if members else ()
+                    out[e.subject] = self.budget.spend(groups)
+                ids = [
+                    i
+                    for applied, _capped in out.values()
+                    for g in applied
+                    if not g.report_only and g.loser_ids
+                    for i in (g.winner_id, *g.loser_ids)
+                ]
+                if ids:
+                    cur = await conn.execute(_FACTS, (ids,))
+                    facts = {r["id"]: _fact(r) for r in await cur.fetchall()}
+                    async with conn.pipeline():
+                        for applied, _capped in out.values():
+                            decision = merge_groups(applied, facts, now)
+                            if decision.fact_writes:
+                                await store.apply(
+                                    decision, change_messages(decision.changes, self.run_id, now)
+                                )
+        except BaseException:
+            self.budget.remaining = budget_before  # nothing of this batch was written
+            raise
+        return out
+
+
+async def list_banks(conn: psycopg.AsyncConnection[dict[str, Any]]) -> list[str]:
+    cur = await conn.execute(
+        """SELECT DISTINCT project_id FROM facts WHERE status = 'active'
+           AND statement IS NOT NULL ORDER BY project_id"""
+    )
+    return [r["project_id"] for r in await cur.fetchall()]
+
+
+async def _connect(settings: Settings) -> psycopg.AsyncConnection[dict[str, Any]]:
+    return await psycopg.AsyncConnection.connect(
+        database_url(settings),
+        autocommit=True,
+        row_factory=dict_row,
+        options=f"-c search_path={settings.database_schema},public",
+    )
+
+
+@contextlib.asynccontextmanager
+async def pass_lock(settings: Settings) -> AsyncIterator[psycopg.AsyncConnection[dict[str, Any]]]:
+    """The runner's own connection, holding the session-level pass lock; PassBusy if taken."""
+    conn = await _connect(settings)
+    try:
+        cur = await conn.execute(
+            "SELECT pg_try_advisory_lock(%s) AS ok", (pass_lock_key(settings),)
+        )
+        row = await cur.fetchone()
+        if not row or not row["ok"]:
+            raise PassBusy("another hygiene pass is running")
+        try:
+            yield conn
+        finally:
+            with contextlib.suppress(Exception):
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (pass_lock_key(settings),))
+    finally:
+        await conn.close()
+
+
+def check_bank(config: hs.HygieneConfig, bank: str | None) -> None:
+    if bank is not None and not config.allows(bank):
+        allowed = ", ".join(config.banks)
+        raise BankRefused(f"bank {bank!r} is outside the configured allowlist ({allowed})")
+
+
+async def execute(
+    settings: Settings,
+    config: hs.HygieneConfig,
+    publisher: Publisher,
+    *,
+    bank: str | None = None,
+    dry_run: bool | None = None,
+    only_if_due: bool = False,
+    wakeup: asyncio.Event | None = None,
+) -> hs.RunResponse | None:
+    """Run one pass under the pass lock; returns None when ``only_if_due`` and not due.
+
+    A pass over every configured bank records its checkpoint (``checkpointed`` is true only
+    once the broker acknowledged it); a single-bank run or an explicitly requested dry run
+    (``dry_run=True``) is not the scheduled pass and does not move the schedule. A dry run
+    that comes from the configuration does: it is the scheduled pass of that configuration.
+    """
+    check_bank(config, bank)
+    dry = config.dry_run if dry_run is None else (dry_run or config.dry_run)
+    records = bank is None and dry_run is not True
+    loop = asyncio.get_running_loop()
+    async with pass_lock(settings) as reader:
+        if only_if_due:
+            cp = await loop.run_in_executor(None, load_checkpoint, settings)
+            if not is_due(config, cp.last_run, now_ms()):
+                return None
+        if bank is not None:
+            banks = [bank]
+        else:
+            banks = [b for b in await list_banks(reader) if config.allows(b)]
+        store = await Store.connect(settings)
+        try:
+            await store.ready()
+            report = await Pass(settings, config, dry_run=dry, wakeup=wakeup).run(
+                reader, store, banks
+            )
+        finally:
+            await store.close()
+        if not records:
+            return report
+        report = report.model_copy(update={"checkpointed": True})
+        checkpoint = checkpoint_of(report)
+        try:
+            await loop.run_in_executor(None, publish_checkpoint, settings, checkpoint, publisher)
+        except Exception as exc:
+            log.warning("hygiene: checkpoint not acknowledged: %s", exc)
+            return report.model_copy(update={"checkpointed": False})
+        return report

@@ -1,0 +1,391 @@
+"""The read side against a real worker, broker and database: time travel, conflict review,
+context retrieval (scoped), and the HTTP surface (token, validation, health, metrics)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from pydantic import SecretStr
+
+from schemas import topics
+from schemas.api import ConflictsResponse, ContextResponse, FactsResponse
+from schemas.settings import Settings
+from streams import sdk
+from tests.support.workers import (
+    REPO,
+    WorkerProcess,
+    event,
+    outbox_pending,
+    scalar,
+    settings_env,
+    wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "s3cret-token"
+SUPERSEDE = "supersede"
+
+
+def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "streams.cli", *args],
+        env=settings_env(settings),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def http(
+    w: WorkerProcess, path: str, token: str | None = TOKEN, method: str = "GET", **params: Any
+) -> tuple[int, bytes, str]:
+    url = w.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+    req = urllib.request.Request(url, method=method)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read(), r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), exc.headers.get("Content-Type", "")
+
+
+def home(city: str, action: str = "create") -> dict[str, Any]:
+    return {"predicate": "home_city", "value": {"city": city}, "action": action}
+
+
+def history() -> list[dict[str, Any]]:
+    """p1/alice: Paris (day 1) -> Lyon (3) -> Nice (5) -> Rome (7): three supersessions;
+    an employer; an open conflict on favorite_color; the same subject id in p2."""
+    return [
+        event("e1", day=1, content="I live in Paris near the river", cands=[home("Paris")]),
+        event(
+            "e2",
+            day=2,
+            content="I work at Acme as a baker",
+            cands=[{"predicate": "employer", "value": {"name": "Acme"}}],
+        ),
+        event(
+            "e3",
+            day=2,
+            content="my favorite color is blue",
+            cands=[{"predicate": "favorite_color", "value": {"color": "blue"}}],
+        ),
+        event("e4", day=3, content="I moved to Lyon for work", cands=[home("Lyon", SUPERSEDE)]),
+        event(
+            "e5",
+            day=4,
+            content="actually my favorite color is red",
+            cands=[{"predicate": "favorite_color", "value": {"color": "red"}}],
+        ),
+        event("e6", day=5, content="I moved to Nice by the sea", cands=[home("Nice", SUPERSEDE)]),
+        event("e7", day=7, content="I moved to Rome last week", cands=[home("Rome", SUPERSEDE)]),
+        # A rejected candidate, so the counter shows up in /metrics.
+        event("e8", day=8, content="noise", cands=[{"predicate": "Bad Predicate", "value": {}}]),
+        # Same subject id, other project: must never leak into p1's answers.
+        event(
+            "x1",
+            project="p2",
+            day=2,
+            content="I live in Oslo, secret of project two",
+            cands=[home("Oslo")],
+        ),
+    ]
+
+
+def at(day: int, hour: int = 12) -> str:
+    return f"2026-01-{day:02d}T{hour:02d}:00:00Z"
+
+
+# instant -> the home_city value true then (None: nothing known yet)
+INSTANTS = {
+    "2025-12-31T12:00:00Z": None,  # before the first fact
+    at(2): "Paris",
+    at(3, 10): "Lyon",  # exactly when Lyon began: valid_from is inclusive, valid_to exclusive
+    at(4): "Lyon",
+    at(6): "Nice",
+    at(9): "Rome",
+}
+
+
+def _homes(facts: list[dict[str, Any]]) -> list[str]:
+    return [f["value"]["city"] for f in facts if f["predicate"] == "home_city"]
+
+
+@pytest.fixture
+def worker(settings: Settings, tmp_path: Path):  # type: ignore[no-untyped-def]
+    s = settings.model_copy(update={"api_token": SecretStr(TOKEN)})
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        sdk.publish_events(s, history()[:3] + history()[8:])
+        # Supersessions and the conflicting color in order, after their predecessors landed.
+        wait_until(lambda: w.check() and scalar(s, "SELECT count(*) FROM events") >= 4, 60)
+        for e in history()[3:8]:
+            n = scalar(s, "SELECT count(*) FROM events")
+            sdk.publish_events(s, [e])
+            wait_until(lambda n=n: w.check() and scalar(s, "SELECT count(*) FROM events") > n, 60)
+        wait_until(lambda: outbox_pending(s) == 0, 30, "outbox drained")
+        # Make the raw DLQ counter appear too: one undecodable message.
+        sdk.publish_raw(s, [(None, b"not json")])
+        wait_until(lambda: "consolidator_dlq_total" in _metrics(w), 30, "dlq counted")
+        yield s, w
+
+
+def _metrics(w: WorkerProcess) -> str:
+    status, body, _ = http(w, "/metrics")
+    assert status == 200
+    return body.decode()
+
+
+def test_time_travel_cli_and_http(worker: tuple[Settings, WorkerProcess]) -> None:
+    s, w = worker
+    scope = ["--project", "p1", "--subject", "alice"]
+    for instant, expected in INSTANTS.items():
+        done = cli(s, "facts", *scope, "--as-of", instant, "--json")
+        assert done.returncode == 0, done.stderr
+        assert _homes(orjson.loads(done.stdout)) == ([expected] if expected else []), instant
+
+        status, body, ctype = http(w, "/v1/facts", project="p1", subject="alice", as_of=instant)
+        assert status == 200 and ctype.startswith("application/json")
+        resp = FactsResponse.model_validate_json(body)
+        assert resp.as_of is not None
+        assert _homes([f.model_dump(mode="json") for f in resp.facts]) == (
+            [expected] if expected else []
+        ), instant
+
+    # The conflicting color: as of day 5 the first value is the active one, red a candidate.
+    done = cli(s, "facts", *scope, "--as-of", at(5), "--json")
+    colors = [f["value"] for f in orjson.loads(done.stdout) if f["predicate"] == "favorite_color"]
+    assert colors == [{"color": "blue"}]
+
+    # --include-superseded shows the whole chain, linked both ways, windows contiguous.
+    done = cli(s, "facts", *scope, "--include-superseded", "--json")
+    chain = [f for f in orjson.loads(done.stdout) if f["predicate"] == "home_city"]
+    assert [f["value"]["city"] for f in chain] == ["Paris", "Lyon", "Nice", "Rome"]
+    assert [f["status"] for f in chain] == ["superseded"] * 3 + ["active"]
+    for old, new in itertools.pairwise(chain):
+        assert new["supersedes_id"] == old["id"] and old["superseded_by"] == new["id"]
+        assert old["valid_to"] == new["valid_from"]
+    text = cli(s, "facts", *scope, "--include-superseded").stdout
+    assert "supersedes" in text and "superseded" in text
+
+    status, body, _ = http(w, "/v1/facts", project="p1", subject="alice", include_superseded="1")
+    assert status == 200
+    assert _homes(orjson.loads(body)["facts"]) == ["Paris", "Lyon", "Nice", "Rome"]
+    status, body, _ = http(w, "/v1/facts", project="p1", subject="alice")
+    assert _homes(orjson.loads(body)["facts"]) == ["Rome"]
+
+    # Cross-project: p2's alice is another person; an unknown project knows nothing.
+    status, body, _ = http(w, "/v1/facts", project="p2", subject="alice", include_superseded="1")
+    assert _homes(orjson.loads(body)["facts"]) == ["Oslo"]
+    done = cli(s, "facts", "--project", "p3", "--subject", "alice", "--json")
+    assert orjson.loads(done.stdout) == []
+
+
+def test_conflict_review_and_context(worker: tuple[Settings, WorkerProcess]) -> None:
+    s, w = worker
+    status, body, _ = http(w, "/v1/conflicts", project="p1")
+    assert status == 200
+    review = ConflictsResponse.model_validate_json(body)
+    assert len(review.conflicts) == 1
+    cs = review.conflicts[0]
+    assert cs.conflict_set.predicate == "favorite_color" and cs.conflict_set.status == "open"
+    shown = {f.value["color"]: f for f in cs.facts}
+    assert set(shown) == {"blue", "red"}
+    assert shown["blue"].source_event_ids == ("e3",) and shown["blue"].status == "active"
+    assert shown["red"].source_event_ids == ("e5",) and shown["red"].status == "candidate"
+    assert shown["blue"].valid_from.isoformat() == "2026-01-02T10:00:00+00:00"
+    assert shown["red"].valid_from.isoformat() == "2026-01-04T10:00:00+00:00"
+    status, body, _ = http(w, "/v1/conflicts", project="p2")
+    assert status == 200 and orjson.loads(body)["conflicts"] == []
+
+    # Context without a query: every active fact, the k most recent events, conflict flagged.
+    done = cli(s, "context", "--project", "p1", "--subject", "alice", "--k", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    ctx = ContextResponse.model_validate_json(done.stdout)
+    values = {f.fact.predicate: f.fact.value for f in ctx.facts}
+    assert values == {
+        "employer": {"name": "Acme"},
+        "favorite_color": {"color": "blue"},
+        "home_city": {"city": "Rome"},
+    }
+    flagged = {f.fact.predicate for f in ctx.facts if f.in_conflict}
+    assert flagged == {"favorite_color"}
+    assert [e.event_id for e in ctx.events] == ["e8", "e7", "e6"]
+    assert len(ctx.conflicts) == 1 and {f.value["color"] for f in ctx.conflicts[0].facts} == {
+        "blue",
+        "red",
+    }
+    assert "Oslo" not in done.stdout and "x1" not in done.stdout
+
+    # With a query: the nearest event first (identical text: distance 0), k facts at most.
+    status, body, _ = http(
+        w, "/v1/context", project="p1", subject="alice", query="I work at Acme as a baker", k="2"
+    )
+    assert status == 200, body
+    ctx = ContextResponse.model_validate_json(body)
+    assert ctx.query == "I work at Acme as a baker" and ctx.k == 2
+    assert ctx.events[0].event_id == "e2"
+    assert ctx.events[0].distance is not None and ctx.events[0].distance < 1e-4
+    assert len(ctx.events) == 2 and len(ctx.facts) == 2
+    assert all(f.distance is not None for f in ctx.facts)
+    assert [f.distance for f in ctx.facts] == sorted(f.distance or 0 for f in ctx.facts)
+    assert "Oslo" not in body.decode()
+
+    # The prompt block: facts, the disputed flag, both conflicting values with their sources.
+    text = cli(s, "context", "--project", "p1", "--subject", "alice").stdout
+    assert text.startswith("Memory of alice (project p1)")
+    assert '- home_city: {"city":"Rome"}' in text
+    assert "DISPUTED" in text and "from e3" in text and "from e5" in text
+    assert "Oslo" not in text
+
+    # The same subject id in another project: only that project's memory.
+    done = cli(s, "context", "--project", "p2", "--subject", "alice", "--json", "--query", "Paris")
+    ctx = ContextResponse.model_validate_json(done.stdout)
+    assert [f.fact.value for f in ctx.facts] == [{"city": "Oslo"}]
+    assert [e.event_id for e in ctx.events] == ["x1"] and ctx.conflicts == ()
+    done = cli(s, "context", "--project", "p3", "--subject", "alice", "--json")
+    ctx = ContextResponse.model_validate_json(done.stdout)
+    assert ctx.facts == () and ctx.events == () and ctx.conflicts == ()
+
+
+def test_http_token_validation_health_metrics(worker: tuple[Settings, WorkerProcess]) -> None:
+    s, w = worker
+    # /health is open.
+    status, body, _ = http(w, "/health", token=None)
+    health = orjson.loads(body)
+    assert status == 200 and health["ok"] is True
+    assert health["database"] == "ok" and health["broker"] == "ok"
+    assert health["consumer_assigned"] is True and health["assigned_partitions"] > 0
+
+    # Everything else needs the token; the 401 body carries no data.
+    for path, params in (
+        ("/v1/facts", {"project": "p1", "subject": "alice"}),
+        ("/v1/conflicts", {"project": "p1"}),
+        ("/v1/context", {"project": "p1", "subject": "alice"}),
+        ("/metrics", {}),
+    ):
+        for token in (None, "wrong"):
+            status, body, _ = http(w, path, token=token, **params)
+            assert status == 401, (path, token)
+            err = orjson.loads(body)
+            assert set(err) == {"error", "status"} and "token" in err["error"]
+            for secret in (b"Rome", b"Paris", b"alice", b"favorite", b"consolidator_"):
+                assert secret not in body
+        status, _, _ = http(w, path, **params)
+        assert status == 200, path
+
+    # Clear 400s.
+    cases = [
+        ("/v1/facts", {"subject": "alice"}, "missing query parameter 'project'"),
+        ("/v1/facts", {"project": "p1"}, "missing query parameter 'subject'"),
+        ("/v1/facts", {"project": "p1", "subject": "alice", "as_of": "yesterday"}, "as_of"),
+        (
+            "/v1/facts",
+            {"project": "p1", "subject": "alice", "as_of": "2026-01-02T10:00:00"},
+            "UTC offset",
+        ),
+        ("/v1/facts", {"project": "p1", "subject": "alice", "include_superseded": "maybe"}, "true"),
+        ("/v1/facts", {"project": "p1", "subject": "alice", "asof": at(2)}, "unknown"),
+        ("/v1/facts", {"project": "p 1", "subject": "alice"}, "'project' must match"),
+        ("/v1/conflicts", {}, "missing query parameter 'project'"),
+        ("/v1/context", {"project": "p1", "subject": "alice", "k": "0"}, "'k'"),
+        ("/v1/context", {"project": "p1", "subject": "alice", "k": "many"}, "'k'"),
+        ("/v1/context", {"project": "p1"}, "missing query parameter 'subject'"),
+    ]
+    for path, params, message in cases:
+        status, body, ctype = http(w, path, **params)
+        assert status == 400, (path, params, body)
+        assert ctype.startswith("application/json")
+        assert message in orjson.loads(body)["error"], (message, body)
+    status, _, _ = http(w, "/v1/facts", method="POST", project="p1", subject="alice")
+    assert status == 405
+
+    # Prometheus text with the counters the issue names.
+    events_lag = re.compile(
+        rf'^consolidator_consumer_lag\{{partition="\d+",topic="{re.escape(s.topic_prefix)}'
+        rf'memory\.events"\}} (\d+)$',
+        re.M,
+    )
+
+    def caught_up() -> str:
+        # Refreshed every 5 s from the committed offsets: everything consumed converges to 0.
+        text = _metrics(w)
+        lags = events_lag.findall(text)
+        return text if len(lags) == s.partitions and set(lags) == {"0"} else ""
+
+    text = wait_until(caught_up, 30, "consumer lag gauges at 0 on every events partition")
+    for name in (
+        "consolidator_events_consumed_total",
+        'consolidator_outcomes_total{outcome="created"}',
+        'consolidator_outcomes_total{outcome="superseded"}',
+        'consolidator_candidates_rejected_total{reason="invalid"} 1',
+        'consolidator_dlq_total{kind="invalid_event"} 1',
+        "consolidator_llm_calls_total 9",  # the fake extractor: one call per stored event
+        "consolidator_llm_request_errors_total 0",
+        "consolidator_llm_rate_limited_total 0",
+        "consolidator_embed_batch_size_bucket",
+        "consolidator_embed_seconds_sum",
+        "consolidator_end_to_end_seconds_bucket",
+        f'consolidator_consumer_lag{{partition="0",topic="{s.topic_prefix}{topics.COMMANDS}"}}',
+    ):
+        assert name in text, name
+    assert "# TYPE consolidator_consumer_lag gauge" in text
+
+
+def test_publish_progress_bar_only_on_a_terminal(settings: Settings, tmp_path: Path) -> None:
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    from streams.kafka import ensure_topics
+
+    ensure_topics(settings)
+    data = tmp_path / "events.jsonl"
+    data.write_text(
+        "\n".join(orjson.dumps(event(f"p{i}", content="hi")).decode() for i in range(1200)) + "\n"
+    )
+    piped = cli(settings, "publish", str(data))
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == ""
+    assert piped.stderr == f"published 1200 events to {settings.topic_prefix}memory.events\n"
+
+    # On a terminal (stdout and stderr a pty) the bar draws on stderr.
+    leader, follower = pty.openpty()
+    # A fresh pty is 0x0; a real terminal has a size (tqdm draws to its width).
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streams.cli", "publish", str(data)],
+        env=settings_env(settings),
+        cwd=REPO,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed the pty
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(60) == 0
+    os.close(leader)
+    text = out.decode(errors="replace")
+    assert "publish:" in text and "/1200" in text, text  # fast: maybe only the first frame
+    assert "published 1200 events" in text
