@@ -122,9 +122,17 @@ def cmd_subscribe(args: argparse.Namespace, s: Settings) -> int:
 
 def cmd_replay(args: argparse.Namespace, s: Settings) -> int:
     from streams import sdk
+    from streams.progress import bar
 
     try:
-        offsets = sdk.replay(s, args.to)
+        with bar(None, "replay", unit="partition") as progress:
+
+            def on_partition(done: int, total: int) -> None:
+                progress.total = total
+                progress.n = done
+                progress.refresh()
+
+            offsets = sdk.replay(s, args.to, on_partition)
     except (sdk.GroupActive, ValueError) as exc:
         return _fail(str(exc))
     for part, off in sorted(offsets.items()):

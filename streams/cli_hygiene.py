@@ -66,16 +66,29 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         return _fail(str(exc))
     publisher = Publisher(settings)
 
-    async def go() -> hs.RunResponse | None:
+    from streams.progress import bar
+
+    async def go(progress: Any) -> hs.RunResponse | None:
+        def on_bank(done: int, total: int) -> None:
+            progress.total = total
+            progress.n = done
+            progress.refresh()
+
         report = await hygiene.execute(
-            settings, config, publisher, bank=args.bank, dry_run=True if args.dry_run else None
+            settings,
+            config,
+            publisher,
+            bank=args.bank,
+            dry_run=True if args.dry_run else None,
+            on_bank=on_bank,
         )
         if report is not None and not report.dry_run:
             await _drain(settings, publisher)
         return report
 
     try:
-        report = asyncio.run(go())
+        with bar(None, "hygiene pass", unit="bank") as progress:
+            report = asyncio.run(go(progress))
     except hygiene.PassBusy as exc:
         return _fail(str(exc))
     assert report is not None

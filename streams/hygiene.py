@@ -30,7 +30,7 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -295,11 +295,17 @@ class Pass:
         self.budget = _Budget(config.max_supersedes_per_run)
 
     async def run(
-        self, reader: psycopg.AsyncConnection[dict[str, Any]], store: Store, banks: Sequence[str]
+        self,
+        reader: psycopg.AsyncConnection[dict[str, Any]],
+        store: Store,
+        banks: Sequence[str],
+        on_bank: Callable[[int, int], None] | None = None,
     ) -> hs.RunResponse:
         started = now_ms()
         reports = []
-        for bank in banks:
+        for done, bank in enumerate(banks):
+            if on_bank is not None:
+                on_bank(done, len(banks))
             acc = _Bank(bank, self.settings.hygiene_report_groups)
             try:
                 await self._bank(reader, store, acc)
@@ -309,6 +315,8 @@ class Pass:
                 log.exception("hygiene: bank %s failed", bank)
                 acc.errors.append(f"{type(exc).__name__}: {exc}"[:500])
             reports.append(acc.report())
+        if on_bank is not None:
+            on_bank(len(banks), len(banks))
         return hs.RunResponse(
             run_id=self.run_id,
             started_at=started,
@@ -488,6 +496,7 @@ async def execute(
     dry_run: bool | None = None,
     only_if_due: bool = False,
     wakeup: asyncio.Event | None = None,
+    on_bank: Callable[[int, int], None] | None = None,
 ) -> hs.RunResponse | None:
     """Run one pass under the pass lock; returns None when ``only_if_due`` and not due.
 
@@ -513,7 +522,7 @@ async def execute(
         try:
             await store.ready()
             report = await Pass(settings, config, dry_run=dry, wakeup=wakeup).run(
-                reader, store, banks
+                reader, store, banks, on_bank
             )
         finally:
             await store.close()

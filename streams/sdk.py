@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -94,7 +94,9 @@ class GroupActive(RuntimeError):
     pass
 
 
-def replay(settings: Settings, to: str) -> dict[int, int]:
+def replay(
+    settings: Settings, to: str, on_partition: Callable[[int, int], None] | None = None
+) -> dict[int, int]:
     """Reset the worker group's committed offsets on memory.events to ``earliest`` or to the
     first offset at or after an RFC 3339 time; returns partition -> new offset."""
     admin = AdminClient(client_config(settings))
@@ -112,7 +114,9 @@ def replay(settings: Settings, to: str) -> dict[int, int]:
     try:
         if to == "earliest":
             targets = []
-            for p in parts:
+            for done, p in enumerate(parts):
+                if on_partition is not None:
+                    on_partition(done, len(parts))
                 low, _high = consumer.get_watermark_offsets(TopicPartition(name, p), timeout=10)
                 targets.append(
                     TopicPartition(name, p, max(low, 0) if low >= 0 else OFFSET_BEGINNING)
@@ -133,6 +137,8 @@ def replay(settings: Settings, to: str) -> dict[int, int]:
                 targets.append(TopicPartition(name, tp.partition, off))
     finally:
         consumer.close()
+    if on_partition is not None:
+        on_partition(len(parts), len(parts))
     result = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, targets)])[
         group
     ].result()
