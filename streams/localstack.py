@@ -402,13 +402,14 @@ def _kafka_up(settings: Settings, p: _Paths, timeout: float) -> bool:
         _wait_kafka_ready(settings, p, pid, None, timeout)
         return False
 
+    # What is missing on this machine first (java, then the jars), then what is in the way.
+    java = _java()
     _, port = settings.kafka_host_port
     for taken in (port, settings.kafka_controller_port):
         if _port_open("127.0.0.1", taken):
             raise StackError(
                 f"port 127.0.0.1:{taken} is taken by another process (not the broker of {p.root})"
             )
-    java = _java()
     libs = _kafka_libs(settings, p)
     _write_config(settings, p)
     _ensure_formatted(settings, p, java, libs)
