@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 import psycopg
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from psycopg.rows import dict_row
 from pydantic import ValidationError
 
@@ -101,6 +101,26 @@ def parse_checkpoint(raw: bytes | None) -> hs.ScheduleCheckpoint:
     return hs.ScheduleCheckpoint.model_validate(orjson.loads(raw))
 
 
+def _watermarks(consumer: Consumer, name: str, timeout: float) -> tuple[int, int]:
+    # A just-created or just-restarted broker answers NOT_LEADER until the partition has a
+    # leader again: that is a wait, not an error.
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(TopicPartition(name, 0), timeout=timeout)
+            return int(low), int(high)
+        except KafkaException as exc:
+            retriable = exc.args and exc.args[0].retriable()
+            transient = exc.args and exc.args[0].code() in (
+                KafkaError.NOT_LEADER_FOR_PARTITION,
+                KafkaError.LEADER_NOT_AVAILABLE,
+                KafkaError.UNKNOWN_TOPIC_OR_PART,
+            )
+            if not (retriable or transient) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.25)
+
+
 def _read_all(settings: Settings, base: str, timeout: float = 15.0) -> list[bytes | None]:
     """Every value of the single-partition compacted topic, oldest first."""
     name = topics.Topics(settings.topic_prefix).name(base)
@@ -113,7 +133,7 @@ def _read_all(settings: Settings, base: str, timeout: float = 15.0) -> list[byte
         }
     )
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(name, 0), timeout=timeout)
+        low, high = _watermarks(consumer, name, timeout)
         if high <= low:
             return []
         consumer.assign([TopicPartition(name, 0, low)])
