@@ -242,3 +242,22 @@ def test_paraphrased_predicate_resolves_to_the_stored_fact(
     assert facts["favorite_color"]["reinforcement_count"] == 1
     assert facts["favorite_color"]["source_event_ids"] == ["e1", "e3"]
     assert facts["car_count"]["status"] == "active"
+
+
+def test_the_database_refuses_a_second_active_fact(settings: Settings) -> None:
+    """The partial unique index is the last line of defence: a bug that tried to write two
+    active facts for one predicate fails loudly instead of corrupting memory."""
+    import psycopg
+
+    from streams.worker import prepare
+    from tests.support.workers import db
+
+    prepare(settings)
+    insert = """INSERT INTO facts (id, project_id, subject_id, predicate, value, status,
+                source_event_ids, valid_from, created_at, updated_at)
+                VALUES (%s, 'p1', 'alice', 'home_city', '{}', %s, '{}', now(), now(), now())"""
+    with db(settings) as conn:
+        conn.execute(insert, ("f1", "active"))
+        conn.execute(insert, ("f2", "superseded"))  # history is fine
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute(insert, ("f3", "active"))
