@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     partitions: int = Field(default=6, ge=1, le=1024)
     replication_factor: int = Field(default=1, ge=1)
     group_id: str = "memory-consolidator"
+    # A worker that dies without leaving the group holds its partitions this long: keep it
+    # short so a crash costs seconds, not faust's default minute.
+    kafka_session_timeout_s: float = Field(default=10.0, ge=6.0)
+    kafka_heartbeat_interval_s: float = Field(default=3.0, gt=0)
 
     # --- PostgreSQL (None = the embedded server under state_dir/pg) ---
     database_url: str | None = None

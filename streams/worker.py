@@ -130,6 +130,8 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
         topic_partitions=settings.partitions,
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=0.5,
+        broker_session_timeout=settings.kafka_session_timeout_s,
+        broker_heartbeat_interval=settings.kafka_heartbeat_interval_s,
         broker_commit_every=1000,
         stream_buffer_maxsize=max(4096, settings.batch_size * 4),
         web_enabled=True,

@@ -7,6 +7,13 @@ Invariants:
   can prove that no request arrived during a pause.
 - Scripted faults are consumed one per request, in arrival order; with none queued the
   answer is a well-formed ``chat.completion`` whose content comes from ``responder``.
+- Random faults (``rate_limit_rate``, ``error_rate``) are deterministic: request number ``n``
+  (arrival order, counted from 0) draws ``u = hash(fault_seed, n)`` in [0, 1) and answers 429
+  when ``u < rate_limit_rate``, ``error_status`` when ``u < rate_limit_rate + error_rate``.
+  No wall clock is involved, so the same seed gives the same faults for the same request
+  numbers. Scripted faults take precedence and do not consume a draw.
+- ``usage`` accounts every answer: requests, statuses, prompt/completion tokens (the same
+  whitespace token count the ``usage`` field of each completion carries).
 
 Use it in-process (``async with OpenAIStub() as stub``) from async tests, or in a background
 thread (``stub.start_in_thread()`` / ``stub.stop()``, or ``with OpenAIStub() as stub``) from
@@ -16,6 +23,7 @@ sync tests. Point a client at ``stub.base_url`` (``.../v1``).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import threading
@@ -100,6 +108,41 @@ def _tokens(text: str) -> int:
     return max(1, len(text.split()))
 
 
+def draw(seed: int, n: int) -> float:
+    """A uniform number in [0, 1) for request ``n`` under ``seed`` (blake2b, no clock)."""
+    digest = hashlib.blake2b(f"{seed}:{n}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+@dataclass
+class Usage:
+    """What the stub answered, summed (read it with ``OpenAIStub.usage``)."""
+
+    requests: int = 0
+    completions: int = 0  # 200 answers
+    rate_limited: int = 0  # 429 answers (scripted or random)
+    errors: int = 0  # other non-200 answers
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    by_status: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "completions": self.completions,
+            "rate_limited": self.rate_limited,
+            "errors": self.errors,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "by_status": {str(k): v for k, v in sorted(self.by_status.items())},
+        }
+
+
 @dataclass
 class OpenAIStub:
     responder: Responder = candidates_responder
@@ -108,12 +151,22 @@ class OpenAIStub:
     malformed: bool = False  # answer 200 with non-JSON content
     host: str = "127.0.0.1"
     port: int = 0
+    # Deterministic random faults (see the module docstring); 0 disables them.
+    rate_limit_rate: float = 0.0
+    error_rate: float = 0.0
+    fault_seed: int = 0
+    rate_limit_retry_after: str | None = "0.2"  # Retry-After of a random 429
+    error_status: int = 500
+    # False: keep no per-request records (long benchmarks); ``usage`` is kept either way.
+    record: bool = True
     _faults: deque[Fault] = field(default_factory=deque, init=False, repr=False)
     _requests: list[RecordedRequest] = field(default_factory=list, init=False, repr=False)
     _responses: list[RecordedResponse] = field(default_factory=list, init=False, repr=False)
     # Thread mode mutates state from the server thread while the test thread reads it.
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
+    _seq: int = field(default=0, init=False, repr=False)  # requests that drew a random fault
+    _usage: Usage = field(default_factory=Usage, init=False, repr=False)
     _runner: web.AppRunner | None = field(default=None, init=False, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
@@ -153,13 +206,44 @@ class OpenAIStub:
         with self._lock:
             return len(self._faults)
 
+    @property
+    def usage(self) -> Usage:
+        """A snapshot of the accounting so far."""
+        with self._lock:
+            u = self._usage
+            return Usage(
+                u.requests,
+                u.completions,
+                u.rate_limited,
+                u.errors,
+                u.prompt_tokens,
+                u.completion_tokens,
+                dict(u.by_status),
+            )
+
     def reset(self) -> None:
         with self._lock:
             self._faults.clear()
             self._requests.clear()
             self._responses.clear()
+            self._usage = Usage()
+            self._seq = 0
         self.latency = 0.0
         self.malformed = False
+        self.rate_limit_rate = 0.0
+        self.error_rate = 0.0
+
+    def _random_fault(self) -> Fault | None:
+        # Called under the lock, once per request that no scripted fault answered.
+        if self.rate_limit_rate <= 0 and self.error_rate <= 0:
+            return None
+        u = draw(self.fault_seed, self._seq)
+        self._seq += 1
+        if u < self.rate_limit_rate:
+            return Fault(429, self.rate_limit_retry_after)
+        if u < self.rate_limit_rate + self.error_rate:
+            return Fault(self.error_status)
+        return None
 
     # --- HTTP ---
 
@@ -170,10 +254,12 @@ class OpenAIStub:
         except ValueError:
             body = None
         with self._lock:
-            self._requests.append(
-                RecordedRequest(arrived, request.path, dict(request.headers), body)
-            )
-            fault = self._faults.popleft() if self._faults else None
+            if self.record:
+                self._requests.append(
+                    RecordedRequest(arrived, request.path, dict(request.headers), body)
+                )
+            self._usage.requests += 1
+            fault = self._faults.popleft() if self._faults else self._random_fault()
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         if not isinstance(body, dict):
@@ -185,6 +271,9 @@ class OpenAIStub:
         content = MALFORMED_TEXT if self.malformed else self.responder(body)
         prompt = " ".join(t for m in body.get("messages", []) for t in _texts(m.get("content")))
         usage_in, usage_out = _tokens(prompt), _tokens(content)
+        with self._lock:
+            self._usage.prompt_tokens += usage_in
+            self._usage.completion_tokens += usage_out
         completion = {
             "id": f"chatcmpl-stub-{next(self._ids)}",
             "object": "chat.completion",
@@ -210,9 +299,18 @@ class OpenAIStub:
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
     ) -> web.Response:
         with self._lock:
-            self._responses.append(
-                RecordedResponse(time.monotonic(), status, (headers or {}).get("Retry-After"))
-            )
+            if self.record:
+                self._responses.append(
+                    RecordedResponse(time.monotonic(), status, (headers or {}).get("Retry-After"))
+                )
+            u = self._usage
+            u.by_status[status] = u.by_status.get(status, 0) + 1
+            if status == 200:
+                u.completions += 1
+            elif status == 429:
+                u.rate_limited += 1
+            else:
+                u.errors += 1
         return web.json_response(payload, status=status, headers=headers)
 
     # --- lifecycle: in-process ---
