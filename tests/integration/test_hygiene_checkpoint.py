@@ -7,6 +7,7 @@ no other test; PostgreSQL is the session's.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
 import uuid
 from datetime import UTC, datetime
@@ -74,3 +75,4 @@ def test_checkpoint_survives_a_broker_restart(settings: Settings) -> None:
         assert not is_due(config, after.last_run, hygiene.now_ms())
     finally:
         localstack.down(broker, services=("kafka",))
+        shutil.rmtree(broker.state_dir, ignore_errors=True)

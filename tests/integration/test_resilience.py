@@ -4,6 +4,7 @@ outage, provider rate limits, malformed input, rebalances."""
 
 from __future__ import annotations
 
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -132,6 +133,7 @@ def test_postgres_outage_loses_nothing(settings: Settings, tmp_path: Path) -> No
         _no_double_active(s)
     finally:
         localstack.down(pg_settings, services=("postgres",))
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def _candidates_line(cands: list[dict[str, Any]]) -> str:
