@@ -9,6 +9,14 @@ Invariants:
   message); ``groups_total`` always counts all of them.
 - ``ScheduleCheckpoint.last_run`` is the completion time of the last completed pass in ms
   since the epoch (0 = never).
+- ``BankReport.superseded`` / ``reinforced`` count every merge of the bank, deterministic and
+  judge-confirmed alike; ``llm_merged`` is the part of ``superseded`` that only the LLM judge's
+  confirmation allowed, ``promoted`` the entries appended to the bank's managed ``learned``
+  rule (in a dry run: what would be).
+- ``JudgeAnswer`` is the LLM judge's reply, validated strictly (frozen, unknown keys refused);
+  nothing in it is trusted beyond the ids it was offered (``processors.hygiene_judge``).
+- Rules are append-only: a ``RuleEntry`` is never changed or removed once written; entries of
+  one rule are unique by ``fingerprint`` (sha256 of the normalised entry text).
 """
 
 from __future__ import annotations
@@ -104,9 +112,28 @@ class Status(Frozen):
     last_report: RunResponse | None = None
 
 
+class StandingInstruction(Frozen):
+    """One candidate the judge calls a standing instruction, with its one-line rule text."""
+
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    rule: Annotated[str, Field(min_length=1, max_length=1000)]
+
+
+class JudgeAnswer(Frozen):
+    """The hygiene judge's reply: confirmed reorder groups (by their winner id) and
+    standing instructions among the offered promotion candidates."""
+
+    confirm_groups: Annotated[
+        tuple[Annotated[str, Field(max_length=128)], ...], Field(max_length=10_000)
+    ] = ()
+    standing_instructions: Annotated[tuple[StandingInstruction, ...], Field(max_length=10_000)] = ()
+
+
 class RuleEntry(Frozen):
     text: Annotated[str, Field(min_length=1, max_length=1000)]
-    fingerprint: str
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    # The memory a promoted entry came from (None for hand-written entries).
+    source_id: str | None = None
 
 
 class Rule(Frozen):

@@ -5,6 +5,7 @@ session advisory lock the workers use, then drains the outbox through the relay,
 merges are published whether or not a worker is running; the configuration (allowlist, cap,
 dry_run) is read from ``memory-consolidate.config``. ``config set`` validates the whole new
 configuration before publishing it; an invalid value is refused and nothing is published.
+``rules`` reads a bank's rules (managed and manual) from the database.
 """
 
 from __future__ import annotations
@@ -193,10 +194,32 @@ def cmd_config_set(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, settings: Settings) -> int:
-    return _fail(
-        "rules are not available: the LLM tier that maintains the managed 'learned' rule "
-        "is not implemented yet"
-    )
+    """A bank's rules (every bank's without ``--bank``), managed and manual, with entries."""
+    from streams import rules
+    from streams.store import Store
+
+    async def go() -> list[hs.Rule]:
+        store = await Store.connect(settings)
+        try:
+            return await rules.list_rules(store.conn, args.bank)
+        finally:
+            await store.close()
+
+    try:
+        found = asyncio.run(go())
+    except Exception as exc:  # e.g. the database is unreachable or not migrated yet
+        return _fail(f"cannot read rules: {type(exc).__name__}: {exc}")
+    if args.json:
+        _dump([r.model_dump(mode="json") for r in found])
+        return 0
+    if not found:
+        print(f"no rules for bank {args.bank!r}" if args.bank else "no rules")
+        return 0
+    for r in found:
+        print(f"{r.bank}/{r.name} ({r.kind}, {len(r.entries)} entries)")
+        for e in r.entries:
+            print(f"  - {e.text}")
+    return 0
 
 
 def register(sub: Any) -> None:
@@ -219,6 +242,7 @@ def register(sub: Any) -> None:
     cs.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
     cs.set_defaults(fn=cmd_config_set)
 
-    ru = sub.add_parser("rules", help="a bank's rules")
-    ru.add_argument("--bank")
+    ru = sub.add_parser("rules", help="a bank's rules (managed and manual) with their entries")
+    ru.add_argument("--bank", help="only this bank (project); default: every bank")
+    ru.add_argument("--json", action="store_true")
     ru.set_defaults(fn=cmd_rules)

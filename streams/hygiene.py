@@ -20,6 +20,16 @@ Invariants:
   and writes nothing.
 - Every applied merge goes to the outbox in its transaction (``Store.apply``); the relay
   publishes it.
+- The LLM tier (``llm_assist_enabled``) runs after a bank's deterministic pass: one judge call
+  (``streams.hygiene_judge``) offering the bank's report-only groups and its promotion
+  candidates (live, reinforced at least ``promote_corroboration_threshold`` times, not yet
+  promoted). A confirmed group is merged through the same path as a writable one: under the
+  subject's lock, re-planned from fresh state, applied only if the fresh plan still has that
+  report-only group with the same members, within the same supersede budget. Promotions are
+  appended to the bank's managed ``learned`` rule (``streams.rules``). No provider, a failed
+  call or a malformed answer skips the tier for that bank, named in its ``errors``; the
+  deterministic results stand. A dry run calls the judge too (it writes nothing) and reports
+  what the tier would merge and promote.
 """
 
 from __future__ import annotations
@@ -44,11 +54,24 @@ from pydantic import ValidationError
 from processors.changes import change_messages
 from processors.hygiene import Memory, PlannedGroup, cap_plan, plan_subject
 from processors.hygiene_apply import is_due, merge_groups, supersede_count
+from processors.hygiene_judge import (
+    LEARNED_RULE,
+    MAX_CANDIDATES,
+    MAX_GROUPS,
+    Candidate,
+    OfferedGroup,
+    Promotion,
+    confirmed_merge,
+    offerable,
+    same_members,
+    verdict,
+)
 from schemas import hygiene as hs
 from schemas import topics
 from schemas.facts import Fact
 from schemas.settings import Settings
-from streams import sql
+from streams import rules, sql
+from streams.hygiene_judge import NO_PROVIDER, JudgeFailed, OpenAIJudge, make_judge
 from streams.kafka import Publisher, client_config
 from streams.store import Store, database_url
 
@@ -260,7 +283,11 @@ class _Bank:
     superseded: int = 0
     reinforced: int = 0
     capped: int = 0
+    llm_merged: int = 0
+    promoted: int = 0
     errors: list[str] = field(default_factory=list)
+    # Report-only groups with losers, for the judge (the first MAX_GROUPS of the bank).
+    offered: list[OfferedGroup] = field(default_factory=list)
 
     def add_groups(self, groups: Sequence[PlannedGroup]) -> None:
         self.groups_total += len(groups)
@@ -277,6 +304,8 @@ class _Bank:
             superseded=self.superseded,
             reinforced=self.reinforced,
             capped=self.capped,
+            llm_merged=self.llm_merged,
+            promoted=self.promoted,
             errors=tuple(self.errors),
         )
 
@@ -306,12 +335,14 @@ class Pass:
         dry_run: bool,
         run_id: str | None = None,
         wakeup: asyncio.Event | None = None,
+        judge: OpenAIJudge | None = None,
     ):
         self.settings = settings
         self.config = config
         self.dry_run = dry_run
         self.run_id = run_id or f"hygiene-{uuid.uuid4()}"
         self.wakeup = wakeup
+        self.judge = judge
         self.budget = _Budget(config.max_supersedes_per_run)
 
     async def run(
@@ -383,12 +414,19 @@ class Pass:
                 pending, writable = [], 0
         if pending:
             await self._flush(store, acc, pending)
+        if self.config.llm_assist_enabled:
+            await self._llm_tier(store, acc)
 
-    def _count(self, acc: _Bank, applied: Sequence[PlannedGroup], capped: int) -> None:
+    def _count(
+        self, acc: _Bank, subject: str, applied: Sequence[PlannedGroup], capped: int
+    ) -> None:
         acc.superseded += supersede_count(applied)
         acc.reinforced += sum(1 for g in applied if not g.report_only and g.loser_ids)
         acc.capped += capped
         acc.add_groups(applied)
+        for g in applied:
+            if offerable(g) and len(acc.offered) < MAX_GROUPS:
+                acc.offered.append(OfferedGroup(g.winner_id, subject, g))
 
     async def _flush(self, store: Store, acc: _Bank, pending: list[_Entry]) -> None:
         """Write the batch's writable subjects, each re-planned from its state under its lock;
@@ -417,9 +455,9 @@ class Pass:
         for e in pending:
             if e.write:
                 if e.subject in done:
-                    self._count(acc, *done[e.subject])
+                    self._count(acc, e.subject, *done[e.subject])
             else:
-                self._count(acc, *self.budget.spend(e.groups))
+                self._count(acc, e.subject, *self.budget.spend(e.groups))
 
     async def _write(
         self, store: Store, bank: str, entries: list[_Entry]
@@ -462,6 +500,158 @@ class Pass:
             self.budget.remaining = budget_before  # nothing of this batch was written
             raise
         return out
+
+    # --- the LLM tier ---
+
+    async def _llm_tier(self, store: Store, acc: _Bank) -> None:
+        if self.judge is None:
+            acc.errors.append(NO_PROVIDER)
+            return
+        candidates = await self._candidates(store, acc.bank)
+        if not acc.offered and not candidates:
+            return  # nothing to ask
+        try:
+            answer = await self.judge.judge(acc.offered, candidates)
+        except JudgeFailed as exc:
+            log.warning("hygiene: bank %s: %s", acc.bank, exc)
+            acc.errors.append(str(exc)[:500])
+            return
+        found = verdict(answer, acc.offered, candidates)
+        if found.ignored:
+            log.warning(
+                "hygiene: bank %s: judge named ids it was not offered (ignored): %s",
+                acc.bank,
+                ", ".join(found.ignored[:20]),
+            )
+        if found.confirmed:
+            await self._merge_confirmed(store, acc, found.confirmed)
+        if found.promotions:
+            await self._promote(store, acc, found.promotions)
+
+    async def _candidates(self, store: Store, bank: str) -> list[Candidate]:
+        cur = await store.conn.execute(
+            """SELECT id, subject_id, statement, reinforcement_count FROM facts f
+               WHERE project_id = %s AND status = 'active' AND statement IS NOT NULL
+               AND reinforcement_count >= %s
+               AND NOT EXISTS (SELECT 1 FROM rule_entries e WHERE e.project_id = f.project_id
+                               AND e.rule_name = %s AND e.source_id = f.id)
+               ORDER BY reinforcement_count DESC, id LIMIT %s""",
+            (bank, self.config.promote_corroboration_threshold, LEARNED_RULE, MAX_CANDIDATES),
+        )
+        return [
+            Candidate(r["id"], r["subject_id"], r["statement"], r["reinforcement_count"])
+            for r in await cur.fetchall()
+        ]
+
+    def _count_confirmed(
+        self, acc: _Bank, offered: OfferedGroup, applied: PlannedGroup | None, capped: int
+    ) -> None:
+        acc.capped += capped
+        if applied is None:
+            return
+        n = len(applied.loser_ids)
+        acc.superseded += n
+        acc.llm_merged += n
+        acc.reinforced += 1
+        for i, g in enumerate(acc.groups):  # the listed group now reports the merge
+            if g.report_only and g.winner_id == offered.id:
+                acc.groups[i] = applied
+                break
+
+    async def _merge_confirmed(
+        self, store: Store, acc: _Bank, confirmed: Sequence[OfferedGroup]
+    ) -> None:
+        if self.dry_run:
+            for o in confirmed:
+                planned, capped = self.budget.spend([confirmed_merge(o.group)])
+                self._count_confirmed(acc, o, planned[0] if planned else None, capped)
+            return
+        step = self.settings.hygiene_write_batch
+        subjects = sorted({o.subject_id for o in confirmed})
+        for start in range(0, len(subjects), step):
+            chunk = set(subjects[start : start + step])
+            part = [o for o in confirmed if o.subject_id in chunk]
+            try:
+                results = await self._write_confirmed(store, acc.bank, part)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                raise
+            except psycopg.Error as exc:
+                acc.errors.append(f"llm tier: merge failed: {type(exc).__name__}: {exc}"[:500])
+                continue
+            for o, merged, capped in results:
+                self._count_confirmed(acc, o, merged, capped)
+            if self.wakeup is not None:
+                self.wakeup.set()
+
+    async def _write_confirmed(
+        self, store: Store, bank: str, confirmed: Sequence[OfferedGroup]
+    ) -> list[tuple[OfferedGroup, PlannedGroup | None, int]]:
+        """Merge confirmed groups of a few subjects in one transaction under their locks,
+        each only if the fresh plan still holds it unchanged."""
+        conn = store.conn
+        now = datetime.now(UTC)
+        subjects = sorted({o.subject_id for o in confirmed})
+        out: list[tuple[OfferedGroup, PlannedGroup | None, int]] = []
+        budget_before = self.budget.remaining
+        try:
+            async with store.batch([(bank, s) for s in subjects]):
+                cur = await conn.execute(_FRESH, ([bank] * len(subjects), subjects))
+                fresh: dict[str, list[Memory]] = {s: [] for s in subjects}
+                for row in await cur.fetchall():
+                    fresh[row["subject_id"]].append(_memory(row))
+                plans = {s: plan_subject(m) if m else () for s, m in fresh.items()}
+                by_subject: dict[str, list[PlannedGroup]] = {s: [] for s in subjects}
+                for o in confirmed:
+                    current = next(
+                        (g for g in plans[o.subject_id] if same_members(g, o.group)), None
+                    )
+                    if current is None or not offerable(current):
+                        log.info("hygiene: group %s changed since it was judged; skipped", o.id)
+                        out.append((o, None, 0))
+                        continue
+                    applied, capped = self.budget.spend([confirmed_merge(current)])
+                    group = applied[0] if applied else None
+                    if group is not None:
+                        by_subject[o.subject_id].append(group)
+                    out.append((o, group, capped))
+                ids = [
+                    i for gs in by_subject.values() for g in gs for i in (g.winner_id, *g.loser_ids)
+                ]
+                if ids:
+                    cur = await conn.execute(_FACTS, (ids,))
+                    facts = {r["id"]: _fact(r) for r in await cur.fetchall()}
+                    async with conn.pipeline():
+                        for groups in by_subject.values():
+                            decision = merge_groups(groups, facts, now)
+                            if decision.fact_writes:
+                                await store.apply(
+                                    decision, change_messages(decision.changes, self.run_id, now)
+                                )
+        except BaseException:
+            self.budget.remaining = budget_before  # nothing of this transaction was written
+            raise
+        return out
+
+    async def _promote(self, store: Store, acc: _Bank, promotions: Sequence[Promotion]) -> None:
+        try:
+            if self.dry_run:
+                kind = await rules.rule_kind(store.conn, acc.bank, LEARNED_RULE)
+                if kind == "manual":
+                    raise rules.RuleKindMismatch(
+                        f"rule {LEARNED_RULE!r} of bank {acc.bank!r} is manual, not managed"
+                    )
+                fingerprints, _sources = await rules.known(store.conn, acc.bank, LEARNED_RULE)
+                acc.promoted += sum(1 for p in promotions if p.fingerprint not in fingerprints)
+            else:
+                acc.promoted += await rules.promote(
+                    store.conn, acc.bank, LEARNED_RULE, promotions, self.run_id
+                )
+        except rules.RuleKindMismatch as exc:
+            acc.errors.append(f"llm tier: {exc}; nothing promoted")
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            raise
+        except psycopg.Error as exc:
+            acc.errors.append(f"llm tier: promotion failed: {type(exc).__name__}: {exc}"[:500])
 
 
 async def list_banks(conn: psycopg.AsyncConnection[dict[str, Any]]) -> list[str]:
@@ -539,13 +729,16 @@ async def execute(
         else:
             banks = [b for b in await list_banks(reader) if config.allows(b)]
         store = await Store.connect(settings)
+        judge = make_judge(settings) if config.llm_assist_enabled else None
         try:
             await store.ready()
-            report = await Pass(settings, config, dry_run=dry, wakeup=wakeup).run(
+            report = await Pass(settings, config, dry_run=dry, wakeup=wakeup, judge=judge).run(
                 reader, store, banks, on_bank
             )
         finally:
             await store.close()
+            if judge is not None:
+                await judge.aclose()
         if not records:
             return report
         report = report.model_copy(update={"checkpointed": True})

@@ -95,6 +95,46 @@ def ddl(dim: int) -> list[str]:
         )""",
         "CREATE UNIQUE INDEX IF NOT EXISTS outbox_change ON outbox (change_id, topic)",
         "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (seq) WHERE published_at IS NULL",
+        # Rules (streams.rules): a bank's managed and hand-written rules; entries append-only.
+        """
+        CREATE TABLE IF NOT EXISTS rules (
+            project_id text NOT NULL,
+            name text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('managed','manual')),
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, name)
+        )""",
+        """
+        CREATE TABLE IF NOT EXISTS rule_entries (
+            seq bigserial PRIMARY KEY,
+            project_id text NOT NULL,
+            rule_name text NOT NULL,
+            text text NOT NULL CHECK (length(text) BETWEEN 1 AND 1000),
+            fingerprint text NOT NULL,
+            source_id text,
+            run_id text,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            FOREIGN KEY (project_id, rule_name) REFERENCES rules (project_id, name)
+        )""",
+        """CREATE UNIQUE INDEX IF NOT EXISTS rule_entries_fingerprint
+           ON rule_entries (project_id, rule_name, fingerprint)""",
+        """
+        CREATE OR REPLACE FUNCTION rule_entries_append_only() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'rule entries are append-only';
+        END $$""",
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_trigger
+                WHERE tgname = 'rule_entries_append_only'
+                AND tgrelid = 'rule_entries'::regclass
+            ) THEN
+                CREATE TRIGGER rule_entries_append_only BEFORE UPDATE OR DELETE ON rule_entries
+                FOR EACH ROW EXECUTE FUNCTION rule_entries_append_only();
+            END IF;
+        END $$""",
     ]
 
 

@@ -1,0 +1,99 @@
+"""The hygiene judge: one chat completion per bank through the configured provider.
+
+Invariants:
+- ``make_judge`` returns a judge only for ``llm_provider == "openai"`` (an OpenAI-compatible
+  endpoint, base URL / key / model / timeout from Settings). The ``fake`` provider has no
+  judge: the tier is skipped and the report says ``NO_PROVIDER``.
+- One attempt per call, no retry (``max_retries=0``): the judge is an optional refinement of
+  a daily pass, and whatever it did not answer is offered again by the next pass. A 429, any
+  other HTTP error, a timeout, a connection error, or an answer that is not a valid
+  ``JudgeAnswer`` raises ``JudgeFailed`` with a reason fit for the report's ``errors``; the
+  caller keeps the deterministic results.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from processors.hygiene_judge import (
+    JUDGE_JSON_SCHEMA,
+    Candidate,
+    MalformedJudgeAnswer,
+    OfferedGroup,
+    build_judge_prompt,
+    parse_judge_answer,
+)
+from schemas.hygiene import JudgeAnswer
+from schemas.settings import Settings
+from streams.extractors import MalformedOutput, completion_text
+
+log = logging.getLogger(__name__)
+
+NO_PROVIDER = "llm tier skipped: no LLM provider configured for the hygiene judge"
+
+
+class JudgeFailed(Exception):
+    """The judge gave no usable answer; the tier is skipped for this bank."""
+
+
+class OpenAIJudge:
+    name = "openai"
+
+    def __init__(self, settings: Settings, *, client: openai.AsyncOpenAI | None = None) -> None:
+        self._settings = settings
+        self._client = client or openai.AsyncOpenAI(
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value(),
+            timeout=settings.openai_timeout_s,
+            max_retries=0,
+        )
+        self._response_format: Any = {
+            "type": "json_schema",
+            "json_schema": {"name": "hygiene_judge", "schema": JUDGE_JSON_SCHEMA, "strict": False},
+        }
+        self.calls = 0
+
+    async def judge(
+        self, groups: Sequence[OfferedGroup], candidates: Sequence[Candidate]
+    ) -> JudgeAnswer:
+        messages = build_judge_prompt(groups, candidates)
+        self.calls += 1
+        try:
+            completion = await self._client.chat.completions.create(
+                model=self._settings.openai_model,
+                messages=messages,  # type: ignore[arg-type]
+                response_format=self._response_format,
+                temperature=0,
+            )
+        except openai.APITimeoutError:
+            raise JudgeFailed(
+                f"llm judge timed out after {self._settings.openai_timeout_s:g}s"
+            ) from None
+        except openai.APIStatusError as exc:
+            raise JudgeFailed(f"llm judge failed: HTTP {exc.status_code}: {exc.message}") from None
+        except openai.APIConnectionError as exc:
+            raise JudgeFailed(f"llm judge unreachable: {type(exc).__name__}: {exc}") from None
+        except openai.APIResponseValidationError as exc:
+            raise JudgeFailed(f"llm judge answer malformed: {exc}") from None
+        except openai.OpenAIError as exc:  # e.g. a client misconfiguration
+            raise JudgeFailed(f"llm judge failed: {type(exc).__name__}: {exc}") from None
+        try:
+            return parse_judge_answer(completion_text(completion))
+        except MalformedOutput as exc:
+            raise JudgeFailed(f"llm judge answer malformed: {exc.reason}") from None
+        except MalformedJudgeAnswer as exc:
+            raise JudgeFailed(f"llm judge answer malformed: {exc}") from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def make_judge(settings: Settings) -> OpenAIJudge | None:
+    """The judge of the configured provider; None when there is none (``fake``)."""
+    if settings.llm_provider == "openai":
+        return OpenAIJudge(settings)
+    return None
