@@ -11,7 +11,8 @@ Invariants:
 - A pinned fact is never superseded by this path: the attempt opens a conflict.
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
-- Candidates of one event are applied in order, each seeing the effects of the previous ones.
+- Candidates of one event are applied in order, each seeing the effects of the previous ones;
+  ``advance`` folds a decision into the state the next event of the same batch sees.
 """
 
 from __future__ import annotations
@@ -401,3 +402,30 @@ def _conflict(
     work.new_embeddings[contender.id] = cand.embedding
     work.changes.append(Change(kind, contender, None, cs))
     work.outcomes.append("conflict")
+
+
+def advance(state: SubjectState, decision: Decision) -> SubjectState:
+    """The subject's state after a decision, so the next event of the batch sees it."""
+    active = {f.id: f for f in state.active}
+    cands = {f.id: f for f in state.conflict_candidates}
+    conflicts = {c.id: c for c in state.open_conflicts}
+    embeddings = dict(state.embeddings)
+    for f in decision.fact_writes:
+        active.pop(f.id, None)
+        cands.pop(f.id, None)
+        if f.status == "active":
+            active[f.id] = f
+        elif f.status == "candidate":
+            cands[f.id] = f
+        if f.id in decision.new_embeddings:
+            embeddings[f.id] = decision.new_embeddings[f.id]
+    for c in decision.conflict_writes:
+        conflicts.pop(c.id, None)
+        if c.status == "open":
+            conflicts[c.id] = c
+    return SubjectState(
+        active=tuple(active.values()),
+        embeddings=embeddings,
+        open_conflicts=tuple(conflicts.values()),
+        conflict_candidates=tuple(cands.values()),
+    )

@@ -44,6 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from processors.jsontext import json_object
 from processors.normalize import canonical_value
 from schemas.base import PREDICATE_PATTERN
 from schemas.events import RawEvent
@@ -152,25 +153,9 @@ def build_prompt(event: RawEvent, active: Sequence[Fact]) -> list[dict[str, str]
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
-
-
 def parse_response(text: str) -> list[object]:
     """The raw candidate list of a model reply; raises ``MalformedResponse`` otherwise."""
-    body = text.strip()
-    if not body.startswith("{"):
-        # Models asked for JSON still like to wrap it in a Markdown fence.
-        fenced = _FENCE.search(body)
-        if fenced is not None:
-            body = fenced.group(1).strip()
-    if not body:
-        raise MalformedResponse("empty response")
-    try:
-        root = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise MalformedResponse(f"response is not JSON: {exc}") from None
-    if not isinstance(root, dict):
-        raise MalformedResponse(f"response root must be a JSON object, got {type(root).__name__}")
+    root = json_object(text, MalformedResponse, "response")
     if "candidates" not in root:
         raise MalformedResponse("response has no 'candidates' key")
     candidates = root["candidates"]

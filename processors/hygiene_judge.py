@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from processors.hygiene import PlannedGroup
+from processors.jsontext import json_object
 from processors.normalize import normalize_text
 from schemas.hygiene import JudgeAnswer
 
@@ -74,7 +75,6 @@ JUDGE_JSON_SCHEMA: dict[str, Any] = {
     "required": ["confirm_groups", "standing_instructions"],
 }
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
 _SPACE = re.compile(r"\s+")
 
 
@@ -147,19 +147,7 @@ def build_judge_prompt(
 
 def parse_judge_answer(text: str) -> JudgeAnswer:
     """The validated answer; ``MalformedJudgeAnswer`` for anything else."""
-    body = text.strip()
-    if not body.startswith("{"):
-        fenced = _FENCE.search(body)
-        if fenced is not None:
-            body = fenced.group(1).strip()
-    if not body:
-        raise MalformedJudgeAnswer("empty answer")
-    try:
-        root = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise MalformedJudgeAnswer(f"answer is not JSON: {exc}") from None
-    if not isinstance(root, dict):
-        raise MalformedJudgeAnswer(f"answer must be a JSON object, got {type(root).__name__}")
+    root = json_object(text, MalformedJudgeAnswer, "answer")
     try:
         return JudgeAnswer.model_validate(root)
     except ValidationError as exc:

@@ -31,7 +31,14 @@ import orjson
 import psycopg
 from pydantic import ValidationError
 
-from processors.adjudication import Candidate, Decision, Policy, SubjectState, adjudicate
+from processors.adjudication import (
+    Candidate,
+    Decision,
+    Policy,
+    SubjectState,
+    adjudicate,
+    advance,
+)
 from processors.changes import change_messages
 from processors.commands import Refused, apply_command
 from processors.normalize import embedding_text
@@ -291,7 +298,7 @@ class Pipeline:
                 seen.add((ev.project_id, ev.event_id))
                 key = (ev.project_id, ev.subject_id)
                 decision = self._decide(j, local[key], vectors, now)
-                local[key] = _advance(local[key], decision)
+                local[key] = advance(local[key], decision)
                 fresh.append((j, decision))
                 outcomes.extend(decision.outcomes)
         except Exception:
@@ -383,7 +390,7 @@ class Pipeline:
         for outcome in decision.outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
         self._observe_latency(job)
-        return _advance(state, decision)
+        return advance(state, decision)
 
     def _fault(self, point: str) -> None:
         # Test-only fault injection: die exactly where a crash is hardest to survive.
@@ -480,30 +487,3 @@ class Pipeline:
             self.metrics.inc("consolidator_dlq_total", kind=kind)
             log.warning("dead-lettered message at %s/%s: %s", msg.partition, msg.offset, reason)
         await asyncio.get_running_loop().run_in_executor(None, self.publisher.publish, msgs)
-
-
-def _advance(state: SubjectState, decision: Decision) -> SubjectState:
-    """The subject's state after a decision, so the next event of the batch sees it."""
-    active = {f.id: f for f in state.active}
-    cands = {f.id: f for f in state.conflict_candidates}
-    conflicts = {c.id: c for c in state.open_conflicts}
-    embeddings = dict(state.embeddings)
-    for f in decision.fact_writes:
-        active.pop(f.id, None)
-        cands.pop(f.id, None)
-        if f.status == "active":
-            active[f.id] = f
-        elif f.status == "candidate":
-            cands[f.id] = f
-        if f.id in decision.new_embeddings:
-            embeddings[f.id] = decision.new_embeddings[f.id]
-    for c in decision.conflict_writes:
-        conflicts.pop(c.id, None)
-        if c.status == "open":
-            conflicts[c.id] = c
-    return SubjectState(
-        active=tuple(active.values()),
-        embeddings=embeddings,
-        open_conflicts=tuple(conflicts.values()),
-        conflict_candidates=tuple(cands.values()),
-    )

@@ -27,6 +27,7 @@ from processors.adjudication import (
     SubjectState,
     Vector,
     adjudicate,
+    advance,
     cosine_distance,
 )
 from processors.ids import conflict_set_id, fact_id
@@ -83,30 +84,8 @@ def note(statement: str, emb: Vector | None = None) -> Candidate:
 
 
 def fold(state: SubjectState, decision: Decision) -> SubjectState:
-    """The state after a decision: what the store would load next (mirrors the pipeline)."""
-    active = {f.id: f for f in state.active}
-    cands = {f.id: f for f in state.conflict_candidates}
-    conflicts = {c.id: c for c in state.open_conflicts}
-    embeddings = dict(state.embeddings)
-    for f in decision.fact_writes:
-        active.pop(f.id, None)
-        cands.pop(f.id, None)
-        if f.status == "active":
-            active[f.id] = f
-        elif f.status == "candidate":
-            cands[f.id] = f
-        if f.id in decision.new_embeddings:
-            embeddings[f.id] = decision.new_embeddings[f.id]
-    for c in decision.conflict_writes:
-        conflicts.pop(c.id, None)
-        if c.status == "open":
-            conflicts[c.id] = c
-    return SubjectState(
-        active=tuple(active.values()),
-        embeddings=embeddings,
-        open_conflicts=tuple(conflicts.values()),
-        conflict_candidates=tuple(cands.values()),
-    )
+    """The state after a decision: what the store would load next (the pipeline's fold)."""
+    return advance(state, decision)
 
 
 def run(
