@@ -108,3 +108,32 @@ def test_demo_runs_end_to_end(kafka_bootstrap: str, database_url: str) -> None:
         "dead-lettered events  1",
     ):
         assert line in out, out
+
+
+def test_replay_and_run_show_progress_only_on_a_terminal(settings: Settings) -> None:
+    from datetime import UTC, datetime
+
+    from streams.worker import prepare
+    from tests.support.terminal import on_terminal
+    from tests.support.workers import db
+
+    prepare(settings)
+    now = datetime.now(UTC)
+    with db(settings) as conn:
+        for i, text in enumerate(["Likes tea.", "likes tea"]):
+            conn.execute(
+                """INSERT INTO facts (id, project_id, subject_id, predicate, value, statement,
+                   status, source_event_ids, valid_from, created_at, updated_at)
+                   VALUES (%s, 'bank1', 'u1', NULL, '{}', %s, 'active', %s, %s, %s, %s)""",
+                (f"n{i}", text, [f"e{i}"], now, now, now),
+            )
+    code, text = on_terminal(settings, "replay", "--to", "earliest")
+    assert code == 0 and "replay:" in text and "partition" in text, text
+    piped = cli(settings, "replay", "--to", "earliest")
+    assert piped.returncode == 0 and "replay:" not in piped.stderr + piped.stdout
+
+    code, text = on_terminal(settings, "run")
+    assert code == 0 and "hygiene pass:" in text and "bank" in text, text
+    piped = cli(settings, "run", "--json")
+    assert piped.returncode == 0 and "hygiene pass:" not in piped.stderr
+    assert orjson.loads(piped.stdout)["banks"][0]["bank"] == "bank1"

@@ -345,11 +345,6 @@ def test_http_token_validation_health_metrics(worker: tuple[Settings, WorkerProc
 
 
 def test_publish_progress_bar_only_on_a_terminal(settings: Settings, tmp_path: Path) -> None:
-    import fcntl
-    import os
-    import pty
-    import struct
-    import termios
 
     from streams.kafka import ensure_topics
 
@@ -364,28 +359,9 @@ def test_publish_progress_bar_only_on_a_terminal(settings: Settings, tmp_path: P
     assert piped.stderr == f"published 1200 events to {settings.topic_prefix}memory.events\n"
 
     # On a terminal (stdout and stderr a pty) the bar draws on stderr.
-    leader, follower = pty.openpty()
-    # A fresh pty is 0x0; a real terminal has a size (tqdm draws to its width).
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streams.cli", "publish", str(data)],
-        env=settings_env(settings),
-        cwd=REPO,
-        stdout=follower,
-        stderr=follower,
-    )
-    os.close(follower)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # EIO: the child closed the pty
-            break
-        if not chunk:
-            break
-        out += chunk
-    assert proc.wait(60) == 0
-    os.close(leader)
-    text = out.decode(errors="replace")
+    from tests.support.terminal import on_terminal
+
+    code, text = on_terminal(settings, "publish", str(data))
+    assert code == 0
     assert "publish:" in text and "/1200" in text, text  # fast: maybe only the first frame
     assert "published 1200 events" in text
