@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -14,26 +12,15 @@ from schemas.settings import Settings
 from tests.support.workers import (
     REPO,
     WorkerProcess,
+    cli,
     event,
     outbox_pending,
     read_topic,
     scalar,
-    settings_env,
     wait_until,
 )
 
 pytestmark = pytest.mark.e2e
-
-
-def cli(settings: Settings, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
-        env=settings_env(settings),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_publish_subscribe_and_replay(settings: Settings, tmp_path: Path) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -12,29 +10,17 @@ import pytest
 from schemas.settings import Settings
 from streams import sdk
 from tests.support.workers import (
-    REPO,
     WorkerProcess,
     changes,
+    cli,
     event,
     outbox_pending,
     rows,
     scalar,
-    settings_env,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
-
-
-def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
-        env=settings_env(settings),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _wait_applied(settings: Settings, w: WorkerProcess, n: int) -> None:

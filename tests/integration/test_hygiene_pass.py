@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -25,19 +23,19 @@ from schemas import topics
 from schemas.facts import Fact
 from schemas.settings import Settings
 from streams import hygiene, sdk, sql
-from streams.kafka import Publisher, ensure_topics
-from streams.store import Store, lock_key
+from streams.kafka import Publisher
+from streams.store import lock_key
+from streams.worker import prepare
 from tests.support.workers import (
-    REPO,
     WorkerProcess,
     changes,
+    cli,
     db,
     event,
     outbox_pending,
     read_topic,
     rows,
     scalar,
-    settings_env,
     wait_until,
 )
 
@@ -47,34 +45,10 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TOKEN = "hygiene-token"
 
 
-def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
-        env=settings_env(settings),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def cli_json(settings: Settings, *args: str) -> Any:
     done = cli(settings, *args)
     assert done.returncode == 0, done.stderr
     return orjson.loads(done.stdout)
-
-
-def prepare(settings: Settings) -> None:
-    ensure_topics(settings)
-
-    async def migrate() -> None:
-        store = await Store.connect(settings)
-        try:
-            await store.migrate()
-        finally:
-            await store.close()
-
-    asyncio.run(migrate())
 
 
 def memory(

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import subprocess
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -22,12 +20,11 @@ from schemas.api import ConflictsResponse, ContextResponse, FactsResponse
 from schemas.settings import Settings
 from streams import sdk
 from tests.support.workers import (
-    REPO,
     WorkerProcess,
+    cli,
     event,
     outbox_pending,
     scalar,
-    settings_env,
     wait_until,
 )
 
@@ -35,17 +32,6 @@ pytestmark = pytest.mark.integration
 
 TOKEN = "s3cret-token"
 SUPERSEDE = "supersede"
-
-
-def cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
-        env=settings_env(settings),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def http(

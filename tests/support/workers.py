@@ -122,6 +122,18 @@ class WorkerProcess:
         self.stop()
 
 
+def cli(settings: Settings, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``consolidator ARGS`` in a child process with the settings as its environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "streams.cli", *args],
+        env=settings_env(settings),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def wait_until(fn: Callable[[], T], timeout: float = 30.0, what: str = "condition") -> T:
     deadline = time.monotonic() + timeout
     while True:
