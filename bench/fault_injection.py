@@ -74,7 +74,8 @@ from bench import llm_latency as ll  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 SCRATCH = Path("/tmp/bench-fault-injection")
-OWN_KAFKA = "127.0.0.1:19092"
+OWN_PORT = 19092
+OWN_KAFKA = f"127.0.0.1:{OWN_PORT}"
 OWN_CONTROLLER = 19093
 
 
@@ -111,16 +112,23 @@ class Infra:
 
 
 @contextlib.contextmanager
-def infrastructure(own_broker: bool, tag: str, shared_kafka: str | None = None) -> Iterator[Infra]:
+def infrastructure(
+    own_broker: bool,
+    tag: str,
+    shared_kafka: str | None = None,
+    ports: tuple[int, int] = (OWN_PORT, OWN_CONTROLLER),
+) -> Iterator[Infra]:
+    """Our own PostgreSQL (and broker on ``ports``: client, controller) under .stack/fault-TAG."""
     from schemas.settings import Settings
     from streams import localstack
 
     root = REPO / ".stack" / f"fault-{tag}"
     fields: dict[str, Any] = {"state_dir": root, "kafka_heap": "512m"}
+    own_kafka = f"127.0.0.1:{ports[0]}"
     if own_broker:
         fields |= {
-            "kafka_bootstrap": OWN_KAFKA,
-            "kafka_controller_port": OWN_CONTROLLER,
+            "kafka_bootstrap": own_kafka,
+            "kafka_controller_port": ports[1],
             "kafka_home": REPO / ".stack" / "kafka",  # the jars the shared stack resolved
         }
     stack = Settings(**fields)
@@ -130,7 +138,7 @@ def infrastructure(own_broker: bool, tag: str, shared_kafka: str | None = None) 
         shared = Settings(state_dir=REPO / ".stack")
         yield Infra(
             stack=stack,
-            kafka_bootstrap=OWN_KAFKA if own_broker else shared_kafka or shared.kafka_bootstrap,
+            kafka_bootstrap=own_kafka if own_broker else shared_kafka or shared.kafka_bootstrap,
             database_url=info.database_url,
             own_broker=own_broker,
         )
