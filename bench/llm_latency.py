@@ -272,6 +272,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         llm_concurrency=args.concurrency,
         batch_size=args.batch_size,
         openai_timeout_s=30.0,
+        **getattr(args, "overrides", {}),
     )
     SCRATCH.mkdir(parents=True, exist_ok=True)
     worker = cons.make_worker(settings, SCRATCH / f"worker-{tag}.log", None)
@@ -285,7 +286,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "workers": 1,
         "settings": {
             k: getattr(settings, k)
-            for k in ("batch_size", "batch_within_s", "llm_concurrency", "partitions")
+            for k in (
+                "batch_size",
+                "batch_within_s",
+                "llm_concurrency",
+                "partitions",
+                "extraction_batching",
+                "extraction_batch_max_events",
+                "embed_cache_size",
+            )
         },
     }
     try:
@@ -322,8 +331,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "worker_retries": metrics.get("consolidator_retries_total", 0.0),
             "worker_dlq": sum(v for k, v in metrics.items() if k.startswith("consolidator_dlq")),
             "texts_embedded_per_event": round(
-                metrics.get("consolidator_embed_batch_size_sum", 0) / len(msgs), 3
+                metrics.get("consolidator_embedded_texts_total", 0) / len(msgs), 3
             ),
+            "embed_cache_hits_per_event": round(
+                metrics.get("consolidator_embed_cache_hits_total", 0) / len(msgs), 3
+            ),
+            "prompt_tokens_per_event": round(usage.prompt_tokens / len(msgs), 1),
+            "completion_tokens_per_event": round(usage.completion_tokens / len(msgs), 1),
+            "extraction_fallbacks": metrics.get("consolidator_extraction_fallbacks_total", 0.0),
         }
         print(
             f"pipeline: {len(msgs)} events in {elapsed:.1f}s = {len(msgs) / elapsed:,.1f}/s, "

@@ -7,7 +7,13 @@ Invariants:
   Raw candidates are untrusted; ``processors.validation`` decides which ones are usable.
 - Scope never comes from the model: the prompt carries no project or subject id, and a
   ``subject_id`` echoed back in a candidate is ignored downstream.
-- ``build_prompt`` and ``fake_candidates`` are deterministic functions of their inputs.
+- ``build_prompt``, ``build_batch_prompt`` and ``fake_candidates`` are deterministic
+  functions of their inputs.
+- A batch prompt covers several events of ONE subject, in their order, against one snapshot
+  of the active facts; its answer maps each event (by its 1-based position) to its raw
+  candidates. ``parse_batch_response`` never guesses: an event the answer does not cover is
+  reported as ``None`` (the caller asks again for that event alone), and an answer that
+  names an event twice or one that was not sent is malformed as a whole.
 
 The ``fake`` extractor
 ----------------------
@@ -113,6 +119,47 @@ Rules:
 - Do not include the subject's id or any other identifier in a candidate."""
 
 
+BATCH_RESPONSE_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "events": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "index": {"type": "integer", "minimum": 1},
+                    "candidates": {"type": "array", "items": CANDIDATE_JSON_SCHEMA},
+                },
+                "required": ["index", "candidates"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["events"],
+    "additionalProperties": False,
+}
+
+# The stub server of the tests splits a batch prompt at this header; keep it one line.
+EVENT_HEADER = "### Event {index} of {count}"
+
+BATCH_SYSTEM_PROMPT = (
+    SYSTEM_PROMPT.replace("from a single event", "from a numbered sequence of events")
+    .replace(
+        'Reply with one JSON object: {"candidates": [...]}. Each candidate',
+        'Reply with one JSON object: {"events": [{"index": 1, "candidates": [...]}, ...]}\n'
+        "with exactly one entry per event, in order, even when its candidates list is empty.\n"
+        "Each candidate",
+    )
+    .replace(
+        'Return {"candidates": []} when there is nothing durable.',
+        "Give an event an empty candidates list when it states nothing durable.\n"
+        "- The events happened in the order shown: a later event may change what an earlier\n"
+        '  one stated; use "supersede" for it then. Extract each event\'s memories under its\n'
+        "  own index, never repeating an earlier event's candidates.",
+    )
+)
+
+
 class MalformedResponse(ValueError):
     """The model's reply is not a JSON object with a ``candidates`` list."""
 
@@ -127,8 +174,7 @@ def _active_line(fact: Fact) -> str:
     return f"- {fact.predicate} = {canonical_value(fact.value)}"
 
 
-def build_prompt(event: RawEvent, active: Sequence[Fact]) -> list[dict[str, str]]:
-    """Chat messages (system, user) asking for the candidates of ``event``."""
+def _facts_block(active: Sequence[Fact]) -> str:
     ranked = sorted(active, key=lambda f: (f.updated_at, f.id), reverse=True)
     shown = sorted(
         ranked[:MAX_ACTIVE_IN_PROMPT],
@@ -140,17 +186,42 @@ def build_prompt(event: RawEvent, active: Sequence[Fact]) -> list[dict[str, str]
             facts_block += f"\n(and {len(ranked) - len(shown)} older facts not shown)"
     else:
         facts_block = "(none)"
-    user = (
-        "Active facts about the subject:\n"
-        f"{facts_block}\n\n"
-        "Event:\n"
+    return facts_block
+
+
+def _event_block(event: RawEvent) -> str:
+    return (
         f"- kind: {event.kind}\n"
         f"- role: {event.role or 'unknown'}\n"
         f"- occurred_at: {event.occurred_at.isoformat()}\n"
         "- content:\n"
         f"{event.content}"
     )
+
+
+def build_prompt(event: RawEvent, active: Sequence[Fact]) -> list[dict[str, str]]:
+    """Chat messages (system, user) asking for the candidates of ``event``."""
+    user = (
+        f"Active facts about the subject:\n{_facts_block(active)}\n\nEvent:\n{_event_block(event)}"
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def build_batch_prompt(events: Sequence[RawEvent], active: Sequence[Fact]) -> list[dict[str, str]]:
+    """Chat messages asking, in one call, for the candidates of each of ``events`` (one
+    subject's events, in order), against the facts active before the first of them."""
+    if not events:
+        raise ValueError("a batch prompt needs at least one event")
+    n = len(events)
+    blocks = "\n\n".join(
+        f"{EVENT_HEADER.format(index=i, count=n)}\n{_event_block(e)}"
+        for i, e in enumerate(events, start=1)
+    )
+    user = (
+        f"Active facts about the subject (before event 1):\n{_facts_block(active)}\n\n"
+        f"Events, oldest first:\n\n{blocks}"
+    )
+    return [{"role": "system", "content": BATCH_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
 def parse_response(text: str) -> list[object]:
@@ -162,6 +233,30 @@ def parse_response(text: str) -> list[object]:
     if not isinstance(candidates, list):
         raise MalformedResponse(f"'candidates' must be a list, got {type(candidates).__name__}")
     return list(candidates)
+
+
+def parse_batch_response(text: str, count: int) -> list[list[object] | None]:
+    """Per event (1..``count``, in order) its raw candidate list, or None when the answer
+    does not cover it; raises ``MalformedResponse`` for an answer that cannot be trusted."""
+    root = json_object(text, MalformedResponse, "response")
+    entries = root.get("events")
+    if not isinstance(entries, list):
+        raise MalformedResponse("response has no 'events' list")
+    out: list[list[object] | None] = [None] * count
+    for pos, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise MalformedResponse(f"events[{pos}] is not an object")
+        index = entry.get("index")
+        # bool is an int subclass: true/false are not positions.
+        if not isinstance(index, int) or isinstance(index, bool) or not 1 <= index <= count:
+            raise MalformedResponse(f"events[{pos}].index must be an event from 1 to {count}")
+        if out[index - 1] is not None:
+            raise MalformedResponse(f"event {index} is answered twice")
+        candidates = entry.get("candidates")
+        if not isinstance(candidates, list):
+            raise MalformedResponse(f"events[{pos}].candidates must be a list")
+        out[index - 1] = list(candidates)
+    return out
 
 
 # --- the fake extractor -------------------------------------------------------------------

@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=3, ge=0)
     llm_concurrency: int = Field(default=16, ge=1)
     llm_backoff_s: float = Field(default=1.0, ge=0)
+    # Several events of one subject in a batch share one extraction call (in order), at most
+    # this many per call; off means one call per event.
+    extraction_batching: bool = True
+    extraction_batch_max_events: int = Field(default=16, ge=1)
 
     # --- embedder ---
     embedder: Literal["fastembed", "hash"] = "fastembed"
@@ -64,6 +68,9 @@ class Settings(BaseSettings):
     model_dir: Path | None = None  # default: state_dir/model
     embed_threads: int | None = None
     embed_batch_size: int = Field(default=64, ge=1)
+    # Candidate texts ("predicate json(value)", statements) recently embedded are reused
+    # (LRU entries, ~1.5 KB each at 384 dimensions); 0 turns the cache off.
+    embed_cache_size: int = Field(default=10_000, ge=0)
     # Cosine distance at or below which a differently named active fact is the same concept.
     # Calibrated for the default model with `consolidator calibrate` (see README).
     semantic_threshold: float = Field(default=0.17, ge=0, le=2)

@@ -13,6 +13,10 @@ Invariants:
 - On HTTP 429 every call of one extractor stops before sending until Retry-After has elapsed
   (one shared ``RateGate``); a 429 never consumes the transient-error retry budget.
 - At most ``settings.llm_concurrency`` requests are in flight.
+- ``extract_many`` is one request for several events of one subject, in order. Its result
+  has one entry per event: the raw candidates, or None for an event the answer did not cover
+  (the caller asks again for that one alone). A wholly untrustworthy answer raises
+  ``MalformedOutput``, and a provider failure fails every event of the call.
 """
 
 from __future__ import annotations
@@ -30,10 +34,13 @@ from typing import Any, Protocol, runtime_checkable
 import openai
 
 from processors.extraction import (
+    BATCH_RESPONSE_JSON_SCHEMA,
     RESPONSE_JSON_SCHEMA,
     MalformedResponse,
+    build_batch_prompt,
     build_prompt,
     fake_candidates,
+    parse_batch_response,
     parse_response,
 )
 from schemas.events import RawEvent
@@ -50,6 +57,8 @@ MAX_BACKOFF_S = 30.0
 MAX_RATE_LIMIT_RETRIES = 20
 # Statuses the provider documents as "try again"; every other 4xx is a request/config fault.
 _TRANSIENT_4XX = frozenset({408, 409})
+# The response_format name of a batch request (the test stub answers in the batch shape).
+BATCH_FORMAT_NAME = "candidates_batch"
 
 
 class ProviderError(Exception):
@@ -83,6 +92,10 @@ class Extractor(Protocol):
     uses_context: bool
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]: ...
+
+    async def extract_many(
+        self, events: Sequence[RawEvent], active: Sequence[Fact]
+    ) -> list[list[object] | None]: ...
 
     async def aclose(self) -> None: ...
 
@@ -168,6 +181,12 @@ class FakeExtractor:
         self.calls += 1
         return list(fake_candidates(event))
 
+    async def extract_many(
+        self, events: Sequence[RawEvent], active: Sequence[Fact]
+    ) -> list[list[object] | None]:
+        self.calls += 1
+        return [list(fake_candidates(e)) for e in events]
+
     async def aclose(self) -> None:
         return None
 
@@ -205,6 +224,14 @@ class OpenAIExtractor:
             "type": "json_schema",
             "json_schema": {"name": "candidates", "schema": RESPONSE_JSON_SCHEMA, "strict": False},
         }
+        self._batch_response_format: Any = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": BATCH_FORMAT_NAME,
+                "schema": BATCH_RESPONSE_JSON_SCHEMA,
+                "strict": False,
+            },
+        }
         self.calls = 0
         self.errors = 0
         self.rate_limited = 0
@@ -223,10 +250,26 @@ class OpenAIExtractor:
             self.malformed += 1
             raise
 
+    async def extract_many(
+        self, events: Sequence[RawEvent], active: Sequence[Fact]
+    ) -> list[list[object] | None]:
+        messages = build_batch_prompt(events, active)
+        try:
+            text = await self._complete(messages, self._batch_response_format)
+            try:
+                return parse_batch_response(text, len(events))
+            except MalformedResponse as exc:
+                raise MalformedOutput(exc.reason) from exc
+        except MalformedOutput:
+            self.malformed += 1
+            raise
+
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def _complete(self, messages: Sequence[Mapping[str, Any]]) -> str:
+    async def _complete(
+        self, messages: Sequence[Mapping[str, Any]], response_format: Any = None
+    ) -> str:
         failures = 0
         limited = 0
         # The slot is held through gate waits and backoff sleeps on purpose: a struggling
@@ -239,7 +282,7 @@ class OpenAIExtractor:
                     completion = await self._client.chat.completions.create(
                         model=self._settings.openai_model,
                         messages=list(messages),  # type: ignore[arg-type]
-                        response_format=self._response_format,
+                        response_format=response_format or self._response_format,
                         temperature=0,
                     )
                 except openai.RateLimitError as exc:

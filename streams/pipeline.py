@@ -1,10 +1,12 @@
 """One batch of raw event messages through the write path (thin wiring around processors/).
 
 Order of work for a batch: parse (invalid -> DLQ with the reason) -> drop events already
-applied -> extract (concurrent across subjects, in order within one) -> validate candidates
-(bad ones rejected and counted) -> one embed call -> one transaction with a savepoint per
-event (store event, adjudicate against fresh state, write facts, queue change events) ->
-failed jobs to the retry topic (then the DLQ) -> wake the relay.
+applied -> extract (concurrent across subjects, in order within one; with
+``extraction_batching`` one call covers up to ``extraction_batch_max_events`` events of a
+subject) -> validate candidates (bad ones rejected and counted) -> one embed call (candidate
+texts found in the bounded ``EmbeddingCache`` are not re-embedded) -> one transaction with
+a savepoint per event (store event, adjudicate against fresh state, write facts, queue change
+events) -> failed jobs to the retry topic (then the DLQ) -> wake the relay.
 
 Invariants:
 - The source message is never lost: it is applied, dead-lettered or re-queued to the retry
@@ -48,6 +50,7 @@ from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
 from schemas.settings import Settings
+from streams.embed_cache import EmbeddingCache
 from streams.embedder import Embedder
 from streams.extractors import Extractor, MalformedOutput, ProviderError
 from streams.kafka import Publisher
@@ -126,6 +129,7 @@ class Pipeline:
         self.policy = Policy(semantic_threshold=settings.semantic_threshold)
         self.topics = topics.Topics(settings.topic_prefix)
         self.lock = asyncio.Lock()
+        self.embed_cache = EmbeddingCache(settings.embed_cache_size)
 
     # --- entry point ---
 
@@ -198,15 +202,50 @@ class Pipeline:
             by_subject[(j.event.project_id, j.event.subject_id)].append(j)
         context = await self.store.active_facts(by_subject) if self.extractor.uses_context else {}
         sem = asyncio.Semaphore(self.settings.llm_concurrency)
+        step = self.settings.extraction_batch_max_events if self.settings.extraction_batching else 1
 
         async def one_subject(key: SubjectKey, items: list[_Job]) -> None:
+            active = context.get(key, [])
             async with sem:
-                for j in items:  # in order: one subject's events never overtake each other
-                    await self._extract_one(j, context.get(key, []))
+                # In order: one subject's events never overtake each other.
+                for i in range(0, len(items), step):
+                    chunk = items[i : i + step]
+                    if len(chunk) == 1:
+                        await self._extract_one(chunk[0], active)
+                    else:
+                        await self._extract_chunk(chunk, active)
 
         await asyncio.gather(*(one_subject(k, v) for k, v in by_subject.items()))
 
+    async def _extract_chunk(self, chunk: list[_Job], active: list[Fact]) -> None:
+        """One call for several events of one subject; events it does not answer are asked
+        again one by one, so a partial or malformed answer costs calls, never candidates."""
+        answers: list[list[object] | None]
+        try:
+            answers = await self.extractor.extract_many([j.event for j in chunk], active)
+        except MalformedOutput as exc:
+            # Counted apart from per-event rejections: every event is asked again alone, and
+            # those answers are counted (and rejected) on their own.
+            self.metrics.inc(
+                "consolidator_candidates_rejected_total", reason="malformed_batch_output"
+            )
+            log.warning("batch of %d events: malformed extractor output: %s", len(chunk), exc)
+            answers = [None] * len(chunk)
+        except ProviderError as exc:
+            self.metrics.inc("consolidator_llm_errors_total")
+            for j in chunk:
+                j.error = f"provider: {exc}"[:500]
+            return
+        self.metrics.inc("consolidator_extraction_calls_total", kind="batch")
+        for j, raw in zip(chunk, answers, strict=True):
+            if raw is None:
+                self.metrics.inc("consolidator_extraction_fallbacks_total")
+                await self._extract_one(j, active)
+            else:
+                self._accept(j, raw)
+
     async def _extract_one(self, job: _Job, active: list[Fact]) -> None:
+        self.metrics.inc("consolidator_extraction_calls_total", kind="single")
         try:
             raw = await self.extractor.extract(job.event, active)
         except MalformedOutput as exc:
@@ -217,6 +256,9 @@ class Pipeline:
             self.metrics.inc("consolidator_llm_errors_total")
             job.error = f"provider: {exc}"[:500]
             return
+        self._accept(job, raw)
+
+    def _accept(self, job: _Job, raw: list[object]) -> None:
         result = validate_candidates(raw)
         for rej in result.rejected:
             self.metrics.inc("consolidator_candidates_rejected_total", reason="invalid")
@@ -228,17 +270,24 @@ class Pipeline:
     # --- the transaction ---
 
     def _embed(self, jobs: list[_Job]) -> tuple[dict[str, np.ndarray], int]:
-        texts: dict[str, None] = {}
-        for j in jobs:
-            texts[j.event.content] = None
-            for c in j.candidates:
-                texts[embedding_text(c.predicate, c.value, c.statement)] = None
-        order = list(texts)
+        contents = dict.fromkeys(j.event.content for j in jobs)
+        candidate_texts = dict.fromkeys(
+            embedding_text(c.predicate, c.value, c.statement) for j in jobs for c in j.candidates
+        )
+        # Episodic contents are practically unique, so only candidate texts go through the
+        # cache: "home_city {...}" recurs across events and subjects, a message rarely does.
+        cached = self.embed_cache.get_many(t for t in candidate_texts if t not in contents)
+        missing = [t for t in candidate_texts if t not in contents and t not in cached]
+        order = list(contents) + missing
         started = time.perf_counter()
         vectors = self.embedder.embed(order) if order else np.zeros((0, self.embedder.dim))
         self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
         self.metrics.observe("consolidator_embed_batch_size", len(order))
-        return dict(zip(order, vectors, strict=True)), len(order)
+        self.metrics.inc("consolidator_embedded_texts_total", len(order))
+        self.metrics.inc("consolidator_embed_cache_hits_total", len(cached))
+        fresh = dict(zip(order, vectors, strict=True))
+        self.embed_cache.put_many({t: fresh[t] for t in candidate_texts if t in fresh})
+        return fresh | cached, len(order)
 
     async def _apply(self, jobs: list[_Job]) -> None:
         if not jobs:

@@ -18,10 +18,16 @@ from typing import Any
 
 import pytest
 
-from processors.extraction import RESPONSE_JSON_SCHEMA, build_prompt
+from processors.extraction import (
+    BATCH_RESPONSE_JSON_SCHEMA,
+    RESPONSE_JSON_SCHEMA,
+    build_batch_prompt,
+    build_prompt,
+)
 from schemas.events import RawEvent
 from schemas.settings import Settings
 from streams.extractors import (
+    BATCH_FORMAT_NAME,
     MalformedOutput,
     OpenAIExtractor,
     ProviderError,
@@ -102,6 +108,34 @@ async def test_normal_call_returns_scripted_candidates_and_sends_schema() -> Non
     assert response_format["json_schema"]["schema"] == RESPONSE_JSON_SCHEMA
     assert request.headers["Authorization"] == "Bearer not-needed"
     assert (extractor.calls, extractor.errors, extractor.rate_limited) == (1, 0, 0)
+
+
+async def test_one_call_extracts_several_events_in_order() -> None:
+    async with OpenAIStub() as stub:
+        extractor = OpenAIExtractor(settings_for(stub))
+        evs = [event(1, [city("Berlin")]), event(2), event(3, [city("Rome"), city("Oslo")])]
+        try:
+            out = await extractor.extract_many(evs, [])
+        finally:
+            await extractor.aclose()
+    assert out == [[city("Berlin")], [], [city("Rome"), city("Oslo")]]
+    (request,) = stub.requests
+    assert request.body["messages"] == build_batch_prompt(evs, [])
+    fmt = request.body["response_format"]["json_schema"]
+    assert (fmt["name"], fmt["schema"]) == (BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
+    assert extractor.calls == 1
+
+
+async def test_batch_answer_with_a_duplicate_event_is_malformed_and_counted() -> None:
+    dup = '{"events": [{"index": 1, "candidates": []}, {"index": 1, "candidates": []}]}'
+    async with OpenAIStub(responder=lambda _request: dup) as stub:
+        extractor = OpenAIExtractor(settings_for(stub))
+        try:
+            with pytest.raises(MalformedOutput, match="twice"):
+                await extractor.extract_many([event(1), event(2)], [])
+        finally:
+            await extractor.aclose()
+    assert (extractor.calls, extractor.malformed) == (1, 1)
 
 
 async def test_no_candidates_line_means_empty_list() -> None:

@@ -26,6 +26,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -35,9 +36,18 @@ from typing import Any
 
 from aiohttp import web
 
+from processors.extraction import EVENT_HEADER
+from streams.extractors import BATCH_FORMAT_NAME
+
 Responder = Callable[[dict[str, Any]], str]
 
 MARKER = "CANDIDATES:"
+_EVENT_HEADER = re.compile(
+    "^"
+    + re.escape(EVENT_HEADER).replace(r"\{index\}", r"(\d+)").replace(r"\{count\}", r"(\d+)")
+    + "$",
+    re.MULTILINE,
+)
 MALFORMED_TEXT = "Sure! Here are the facts I found: the user likes bikes."
 
 
@@ -83,24 +93,53 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(item)
 
 
-def scripted_candidates(request_json: dict[str, Any]) -> list[Any]:
-    """The JSON after a ``CANDIDATES:`` line in the last user message, else ``[]``."""
-    users = [m for m in request_json.get("messages", []) if m.get("role") == "user"]
-    if not users:
-        return []
+def _scripted_in(texts: Iterator[str]) -> list[Any] | None:
     decoder = json.JSONDecoder()
-    for text in _texts(users[-1].get("content")):
+    for text in texts:
         for line in text.splitlines():
             head, sep, rest = line.strip().partition(MARKER)
             if sep and not head:
                 # raw_decode: anything after the JSON value on the line is ignored.
                 value, _ = decoder.raw_decode(rest.strip())
                 return value if isinstance(value, list) else [value]
-    return []
+    return None
+
+
+def _last_user(request_json: dict[str, Any]) -> Any:
+    users = [m for m in request_json.get("messages", []) if m.get("role") == "user"]
+    return users[-1].get("content") if users else None
+
+
+def scripted_candidates(request_json: dict[str, Any]) -> list[Any]:
+    """The JSON after a ``CANDIDATES:`` line in the last user message, else ``[]``."""
+    return _scripted_in(_texts(_last_user(request_json))) or []
+
+
+def is_batch_request(request_json: dict[str, Any]) -> bool:
+    fmt = request_json.get("response_format") or {}
+    return isinstance(fmt, dict) and (fmt.get("json_schema") or {}).get("name") == (
+        BATCH_FORMAT_NAME
+    )
+
+
+def scripted_batch(request_json: dict[str, Any]) -> list[list[Any]]:
+    """Per event section of a batch prompt (split at its ``### Event i of n`` headers), the
+    scripted candidates of that section, in order."""
+    content = _last_user(request_json)
+    text = content if isinstance(content, str) else "\n".join(_texts(content))
+    sections = _EVENT_HEADER.split(text)[1:]  # [i, n, body, i, n, body, ...]
+    return [_scripted_in(iter([sections[k + 2]])) or [] for k in range(0, len(sections), 3)]
 
 
 def candidates_responder(request_json: dict[str, Any]) -> str:
-    """Default responder: echo the scripted candidates as ``{"candidates": [...]}``."""
+    """Default responder: echo the scripted candidates as ``{"candidates": [...]}``, or for a
+    batch request as ``{"events": [{"index": i, "candidates": [...]}, ...]}``."""
+    if is_batch_request(request_json):
+        events = [
+            {"index": i, "candidates": c}
+            for i, c in enumerate(scripted_batch(request_json), start=1)
+        ]
+        return json.dumps({"events": events})
     return json.dumps({"candidates": scripted_candidates(request_json)})
 
 
