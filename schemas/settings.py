@@ -68,6 +68,8 @@ class Settings(BaseSettings):
     model_dir: Path | None = None  # default: state_dir/model
     embed_threads: int | None = None
     embed_batch_size: int = Field(default=64, ge=1)
+    # onnxruntime's pool threads busy-wait between runs unless this is off (streams.embedder).
+    embed_allow_spinning: bool = False
     # Candidate texts ("predicate json(value)", statements) recently embedded are reused
     # (LRU entries, ~1.5 KB each at 384 dimensions); 0 turns the cache off.
     embed_cache_size: int = Field(default=10_000, ge=0)

@@ -264,3 +264,20 @@ def test_fastembed_adapter_semantics(fastembed_embedder: FastEmbedEmbedder) -> N
         assert float(np.linalg.norm(v)) == pytest.approx(1.0, abs=1e-5)
     assert float(cat @ paraphrase) > float(cat @ revenue) + 0.3
     assert fastembed_embedder.embed([]).shape == (0, 384)
+
+
+def test_fastembed_session_does_not_spin_and_embeds_the_same(
+    fastembed_embedder: FastEmbedEmbedder,
+) -> None:
+    session = fastembed_embedder._model.model.model
+    options = session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert fastembed_embedder.spinning is False
+    spinning = FastEmbedEmbedder(
+        Path(session._model_path).parent, fastembed_embedder.name, allow_spinning=True
+    )
+    assert spinning.spinning is True
+    texts = ["I live in Austin.", 'home_city {"value":"Austin"}', "a" * 3000]
+    np.testing.assert_allclose(
+        fastembed_embedder.embed(texts), spinning.embed(texts), rtol=0, atol=1e-6
+    )
