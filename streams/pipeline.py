@@ -287,6 +287,7 @@ class Pipeline:
         self.metrics.inc("consolidator_embed_cache_hits_total", len(cached))
         fresh = dict(zip(order, vectors, strict=True))
         self.embed_cache.put_many({t: fresh[t] for t in candidate_texts if t in fresh})
+        self.metrics.set("consolidator_embed_cache_entries", len(self.embed_cache))
         return fresh | cached, len(order)
 
     async def _apply(self, jobs: list[_Job]) -> None:
