@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install up down demo test lint bench
+.PHONY: install up down demo test lint bench soak
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -34,5 +34,17 @@ lint: install
 	$(BIN)/mypy schemas processors streams
 	$(BIN)/lint-imports
 
+# Every benchmark but the soak (about 25 minutes); results land in bench/results/.
 bench: install
 	$(PY) bench/consolidation.py
+	$(PY) bench/hygiene.py
+	$(PY) bench/llm_latency.py
+	$(PY) bench/llm_latency.py --sweep
+	$(PY) bench/llm_calls.py
+	$(PY) bench/scale_out.py
+	$(PY) bench/scale_out.py --plot
+	$(PY) bench/fault_injection.py
+
+# One hour at a steady rate with the real embedder (bench/results/soak.*).
+soak: install
+	$(PY) bench/soak.py
