@@ -348,7 +348,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         if paced:
             # Phase 2: the latency of a worker that keeps up (half the phase-1 rate).
-            rate = max(1.0, 0.5 * len(msgs) / elapsed)
+            rate = getattr(args, "paced_rate", None) or max(1.0, 0.5 * len(msgs) / elapsed)
             paced_ids = [m[0] for m in paced]
             watcher.expect(paced_ids)
             print(f"phase 2: {len(paced)} events at {rate:,.1f}/s", flush=True)
@@ -507,6 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
     p.add_argument("--baseline-events", type=int, default=50)
     p.add_argument("--paced-events", type=int, default=None, help="phase 2 (default N/10)")
+    p.add_argument(
+        "--paced-rate", type=float, default=None, help="phase 2 events/s (default: half phase 1)"
+    )
     p.add_argument("--keep", action="store_true", help="keep the schema and topics")
     p.add_argument("--output", type=Path)
     p.add_argument("--sweep", action="store_true", help="5,000 events at each of 50..800 ms")
