@@ -51,6 +51,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -524,8 +525,10 @@ def publish(
     msgs: list[tuple[str, str, bytes]],
     pub_ts: dict[str, float],
     rate: float | None = None,
+    on_delivered: Callable[[], None] | None = None,
 ) -> tuple[float, float]:
-    """Produce (event_id, key, value) to memory.events; returns (first, last) publish times."""
+    """Produce (event_id, key, value) to memory.events; returns (first, last) publish times.
+    ``on_delivered`` is called for every message the broker acknowledged."""
     from confluent_kafka import Producer
 
     from schemas import topics
@@ -537,6 +540,8 @@ def publish(
     def on_delivery(err: Any, _msg: Any) -> None:
         if err is not None:
             errors.append(str(err))
+        elif on_delivered is not None:
+            on_delivered()
 
     first = time.time()
     for i, (eid, key, value) in enumerate(msgs):
@@ -551,7 +556,7 @@ def publish(
                 break
             except BufferError:
                 producer.poll(0.05)
-        if i % 256 == 0:
+        if rate or i % 256 == 0:  # paced: serve delivery callbacks as acks arrive
             producer.poll(0)
     last = time.time()
     if producer.flush(60):

@@ -350,6 +350,19 @@ def collect(settings: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def collect_and_drop(
+    settings: Any, events: list[dict[str, Any]], args: argparse.Namespace, seconds: float
+) -> dict[str, Any]:
+    """What a finished run left behind, then its schema and topics dropped (unless --keep)."""
+    try:
+        out = collect(settings, events)
+    finally:
+        if not args.keep:
+            ll.drop(settings)
+    out["seconds"] = round(seconds, 1)
+    return out
+
+
 def verdict(clean: dict[str, Any], faulty: dict[str, Any], m: int) -> dict[str, Any]:
     missing = clean["_change_ids"] - faulty["_change_ids"]
     extra = faulty["_change_ids"] - clean["_change_ids"]
@@ -426,12 +439,7 @@ def run_clean(infra: Infra, msgs: list, events: list, args: argparse.Namespace) 
         seconds = time.monotonic() - t0
     finally:
         worker.stop(60)
-    try:
-        out = collect(s, events)
-    finally:
-        if not args.keep:
-            ll.drop(s)
-    out["seconds"] = round(seconds, 1)
+    out = collect_and_drop(s, events, args, seconds)
     log(f"clean run: {m} events in {seconds:.1f}s, {out['facts']} facts")
     return out
 
@@ -518,12 +526,7 @@ def run_faulty(
         time.sleep(1.0)  # let the relay's last produce settle before reading topics
     finally:
         worker.stop(60)
-    try:
-        out = collect(s, events)
-    finally:
-        if not args.keep:
-            ll.drop(s)
-    out["seconds"] = round(seconds, 1)
+    out = collect_and_drop(s, events, args, seconds)
     out["publish_rate"] = round(rate, 1)
     out["faults"] = done
     out["worker_processes"] = n_workers

@@ -14,7 +14,7 @@ two runs in the same session, each with a fresh schema, topics and group:
 
 Reported per run: LLM calls per event (requests the stub received / N), prompt and completion
 tokens per event (the stub's whitespace token count), texts embedded per event (the worker's
-``consolidator_embedded_texts_total`` / N), cache hits per event, single-call fallbacks,
+``consolidator_embed_batch_size_sum`` / N), cache hits per event, single-call fallbacks,
 events/s, and the order check of ``llm_latency.verify_order`` (the facts' history equals what
 the events imply, per subject and predicate). The stub's latency is per call whatever the
 prompt size, so the calls and tokens are the portable figures; events/s here flatters batched

@@ -331,7 +331,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "worker_retries": metrics.get("consolidator_retries_total", 0.0),
             "worker_dlq": sum(v for k, v in metrics.items() if k.startswith("consolidator_dlq")),
             "texts_embedded_per_event": round(
-                metrics.get("consolidator_embedded_texts_total", 0) / len(msgs), 3
+                metrics.get("consolidator_embed_batch_size_sum", 0) / len(msgs), 3
             ),
             "embed_cache_hits_per_event": round(
                 metrics.get("consolidator_embed_cache_hits_total", 0) / len(msgs), 3

@@ -35,7 +35,6 @@ import contextlib
 import csv
 import datetime as dt
 import json
-import os
 import signal
 import sys
 import threading
@@ -81,75 +80,39 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
-def consumer_lag(settings: Any) -> int | None:
-    """End offsets minus the group's committed offsets of memory.events, summed."""
-    from confluent_kafka import Consumer, TopicPartition
-
+def consumer_lag(settings: Any, admin: Any) -> int | None:
+    """End offsets minus the group's committed offsets of memory.events, summed (the
+    worker's own ``consolidator_consumer_lag`` computation, over every partition)."""
     from schemas import topics
-    from streams.kafka import client_config
+    from streams.api import partition_lag
 
     name = topics.Topics(settings.topic_prefix).events
-    # A consumer that never subscribes does not join the group; committed() only reads.
-    c = Consumer(client_config(settings) | {"group.id": settings.group_id})
+    assigned = [(name, p) for p in range(settings.partitions)]
     try:
-        parts = [
-            TopicPartition(name, p) for p in c.list_topics(name, timeout=10).topics[name].partitions
-        ]
-        committed = c.committed(parts, timeout=10)
-        lag = 0
-        for tp in committed:
-            end = c.get_watermark_offsets(TopicPartition(name, tp.partition), timeout=10)[1]
-            lag += end - (tp.offset if tp.offset >= 0 else 0)
-        return lag
+        return sum(partition_lag(settings, admin, assigned).values())
     except Exception:  # a sample is skipped, the run goes on
         return None
-    finally:
-        c.close()
 
 
 class Publisher(threading.Thread):
-    """One producer at a steady rate; counts acknowledged events."""
+    """``bench.consolidation.publish`` at a steady rate in a thread, counting broker acks."""
 
     def __init__(self, settings: Any, msgs: list[tuple[str, str, bytes]], rate: float) -> None:
         super().__init__(daemon=True, name="soak-publisher")
         self.settings, self.msgs, self.rate = settings, msgs, rate
         self.acked = 0
         self.error: str | None = None
-        self.started = threading.Event()
-        self.t0 = 0.0
+        self.t0 = time.time()
+
+    def _ack(self) -> None:
+        self.acked += 1
 
     def run(self) -> None:
-        from confluent_kafka import Producer
-
-        from schemas import topics
-
-        topic = topics.Topics(self.settings.topic_prefix).events
-        producer = Producer(cons.producer_config(self.settings))
-
-        def on_delivery(err: Any, _msg: Any) -> None:
-            if err is None:
-                self.acked += 1
-            else:
-                self.error = str(err)
-
         self.t0 = time.time()
-        self.started.set()
-        for i, (_eid, key, value) in enumerate(self.msgs):
-            delay = self.t0 + i / self.rate - time.time()
-            if delay > 0:
-                time.sleep(delay)
-            producer.produce(topic, value=value, key=key, on_delivery=on_delivery)
-            producer.poll(0)
-        if producer.flush(60):
-            self.error = self.error or "events not acknowledged"
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except OSError:
-        return 0.0
+        try:
+            cons.publish(self.settings, self.msgs, {}, rate=self.rate, on_delivered=self._ack)
+        except Exception as exc:  # checked after join()
+            self.error = str(exc)
 
 
 def sample_loop(
@@ -160,19 +123,24 @@ def sample_loop(
     stop: threading.Event,
     rows: list[dict[str, Any]],
 ) -> None:
-    prev_cpu, prev_t = cpu_seconds(pid), time.monotonic()
+    from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+
+    from streams.kafka import client_config
+
+    admin = AdminClient(client_config(settings))
+    prev_cpu, prev_t = cons._proc_cpu(pid), time.monotonic()
     next_at = time.monotonic()
     while not stop.is_set():
         next_at += interval
         stop.wait(max(0.0, next_at - time.monotonic()))
-        cpu, now = cpu_seconds(pid), time.monotonic()
+        cpu, now = cons._proc_cpu(pid), time.monotonic()
         stored = fi.stored(settings)
         rows.append(
             {
                 "t_s": round(time.time() - pub.t0, 1),
                 "published": pub.acked,
                 "stored": stored,
-                "lag": consumer_lag(settings),
+                "lag": consumer_lag(settings, admin),
                 "backlog": None if stored is None else pub.acked - stored,
                 "rss_mb": None if (r := rss_mb(pid)) is None else round(r, 1),
                 "cpu_pct": round(100 * (cpu - prev_cpu) / max(now - prev_t, 1e-9), 1),
@@ -289,7 +257,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             pid = worker.proc.pid
             pub = Publisher(s, msgs, args.rate)
             pub.start()
-            pub.started.wait()
             sampler = threading.Thread(
                 target=sample_loop, args=(s, pid, pub, args.interval, stop, rows), daemon=True
             )

@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from processors.jsontext import json_object
+from processors.jsontext import json_object, json_schema_format
 from processors.normalize import canonical_value
 from schemas.base import PREDICATE_PATTERN
 from schemas.events import RawEvent
@@ -90,12 +90,7 @@ RESPONSE_JSON_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-# Strict structured outputs forbid free-form objects, and ``value`` is free-form by design,
-# so strict mode is off; the reply is validated candidate by candidate anyway.
-RESPONSE_FORMAT: dict[str, Any] = {
-    "type": "json_schema",
-    "json_schema": {"name": "memory_candidates", "strict": False, "schema": RESPONSE_JSON_SCHEMA},
-}
+RESPONSE_FORMAT = json_schema_format("memory_candidates", RESPONSE_JSON_SCHEMA)
 
 SYSTEM_PROMPT = f"""\
 You extract durable memories about one subject (a user or agent) from a single event.
@@ -138,6 +133,10 @@ BATCH_RESPONSE_JSON_SCHEMA: dict[str, Any] = {
     "required": ["events"],
     "additionalProperties": False,
 }
+
+# The response_format name marks a batch request (the test stub answers in the batch shape).
+BATCH_FORMAT_NAME = "memory_candidates_batch"
+BATCH_RESPONSE_FORMAT = json_schema_format(BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
 
 # The stub server of the tests splits a batch prompt at this header; keep it one line.
 EVENT_HEADER = "### Event {index} of {count}"

@@ -26,9 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
-
 from processors.normalize import normalize_text, token_set_key
+from schemas.hygiene import PlannedGroup  # the report shape is the plan shape
 
 
 @dataclass(frozen=True)
@@ -39,19 +38,6 @@ class Memory:
     pinned: bool
     reinforcement_count: int
     created_at: datetime
-
-
-class PlannedGroup(BaseModel):
-    """One group of the plan, in the report shape of the design."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    winner_id: str
-    winner_text: str
-    loser_ids: tuple[str, ...]
-    loser_texts: tuple[str, ...]
-    skipped_pinned: tuple[str, ...]
-    report_only: bool
 
 
 def survivor_rank(memory: Memory) -> tuple[bool, int, datetime, str]:

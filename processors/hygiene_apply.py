@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from processors.adjudication import Change, Decision, Outcome
-from processors.hygiene import Memory, PlannedGroup
+from processors.hygiene import Memory
 from schemas.facts import Fact
-from schemas.hygiene import HygieneConfig
+from schemas.hygiene import HygieneConfig, PlannedGroup
 
 
 class StaleGroup(ValueError):

@@ -29,10 +29,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from processors.hygiene import PlannedGroup
-from processors.jsontext import json_object
+from processors.jsontext import json_object, json_schema_format
 from processors.normalize import normalize_text
-from schemas.hygiene import JudgeAnswer
+from schemas.hygiene import JudgeAnswer, PlannedGroup
 
 MAX_GROUPS = 200
 MAX_CANDIDATES = 200
@@ -74,6 +73,8 @@ JUDGE_JSON_SCHEMA: dict[str, Any] = {
     },
     "required": ["confirm_groups", "standing_instructions"],
 }
+
+JUDGE_FORMAT = json_schema_format("hygiene_judge", JUDGE_JSON_SCHEMA)
 
 _SPACE = re.compile(r"\s+")
 

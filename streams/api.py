@@ -140,7 +140,7 @@ def _sync_llm_counters(rt: Any) -> None:
         rt.metrics.counters[(name, ())] = float(getattr(extractor, attr, 0) or 0)
 
 
-def _lag(
+def partition_lag(
     settings: Settings, admin: Any, assigned: list[tuple[str, int]]
 ) -> dict[tuple[str, int], int]:
     """Log end offset minus committed offset per partition (blocking: run in a thread)."""
@@ -280,7 +280,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         lag: dict[tuple[str, int], int] = {}
         if assigned:
             try:
-                lag = await asyncio.to_thread(_lag, settings, admin(), assigned)
+                lag = await asyncio.to_thread(partition_lag, settings, admin(), assigned)
             except Exception as exc:
                 log.debug("consumer lag not refreshed: %s", exc)
                 return

@@ -34,8 +34,8 @@ from typing import Any, Protocol, runtime_checkable
 import openai
 
 from processors.extraction import (
-    BATCH_RESPONSE_JSON_SCHEMA,
-    RESPONSE_JSON_SCHEMA,
+    BATCH_RESPONSE_FORMAT,
+    RESPONSE_FORMAT,
     MalformedResponse,
     build_batch_prompt,
     build_prompt,
@@ -57,8 +57,6 @@ MAX_BACKOFF_S = 30.0
 MAX_RATE_LIMIT_RETRIES = 20
 # Statuses the provider documents as "try again"; every other 4xx is a request/config fault.
 _TRANSIENT_4XX = frozenset({408, 409})
-# The response_format name of a batch request (the test stub answers in the batch shape).
-BATCH_FORMAT_NAME = "candidates_batch"
 
 
 class ProviderError(Exception):
@@ -165,6 +163,19 @@ class RateGate:
             await asyncio.sleep(delay)
 
 
+def openai_client(settings: Settings) -> openai.AsyncOpenAI:
+    """The client every OpenAI-compatible call goes through (extraction and the judge).
+
+    max_retries=0: the SDK would retry each call on its own, so one call's 429 would not stop
+    the others; callers retry themselves (the extractor behind its shared gate)."""
+    return openai.AsyncOpenAI(
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key.get_secret_value(),
+        timeout=settings.openai_timeout_s,
+        max_retries=0,
+    )
+
+
 class FakeExtractor:
     """Deterministic extractor (``processors.extraction.fake_candidates``), for tests/demos."""
 
@@ -210,28 +221,9 @@ class OpenAIExtractor:
         gate: RateGate | None = None,
     ) -> None:
         self._settings = settings
-        # max_retries=0: the SDK would retry each call on its own, so one call's 429 would
-        # not stop the others; we retry here, behind the shared gate.
-        self._client = client or openai.AsyncOpenAI(
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value(),
-            timeout=settings.openai_timeout_s,
-            max_retries=0,
-        )
+        self._client = client or openai_client(settings)
         self.gate = gate or RateGate()
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
-        self._response_format: Any = {
-            "type": "json_schema",
-            "json_schema": {"name": "candidates", "schema": RESPONSE_JSON_SCHEMA, "strict": False},
-        }
-        self._batch_response_format: Any = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": BATCH_FORMAT_NAME,
-                "schema": BATCH_RESPONSE_JSON_SCHEMA,
-                "strict": False,
-            },
-        }
         self.calls = 0
         self.errors = 0
         self.rate_limited = 0
@@ -255,7 +247,7 @@ class OpenAIExtractor:
     ) -> list[list[object] | None]:
         messages = build_batch_prompt(events, active)
         try:
-            text = await self._complete(messages, self._batch_response_format)
+            text = await self._complete(messages, BATCH_RESPONSE_FORMAT)
             try:
                 return parse_batch_response(text, len(events))
             except MalformedResponse as exc:
@@ -268,7 +260,7 @@ class OpenAIExtractor:
         await self._client.close()
 
     async def _complete(
-        self, messages: Sequence[Mapping[str, Any]], response_format: Any = None
+        self, messages: Sequence[Mapping[str, Any]], response_format: Any = RESPONSE_FORMAT
     ) -> str:
         failures = 0
         limited = 0
@@ -282,7 +274,7 @@ class OpenAIExtractor:
                     completion = await self._client.chat.completions.create(
                         model=self._settings.openai_model,
                         messages=list(messages),  # type: ignore[arg-type]
-                        response_format=response_format or self._response_format,
+                        response_format=response_format,
                         temperature=0,
                     )
                 except openai.RateLimitError as exc:

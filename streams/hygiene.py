@@ -52,7 +52,7 @@ from psycopg.rows import dict_row
 from pydantic import ValidationError
 
 from processors.changes import change_messages
-from processors.hygiene import Memory, PlannedGroup, cap_plan, plan_subject
+from processors.hygiene import Memory, cap_plan, plan_subject
 from processors.hygiene_apply import is_due, merge_groups, supersede_count
 from processors.hygiene_judge import (
     LEARNED_RULE,
@@ -69,6 +69,7 @@ from processors.hygiene_judge import (
 from schemas import hygiene as hs
 from schemas import topics
 from schemas.facts import Fact
+from schemas.hygiene import PlannedGroup
 from schemas.settings import Settings
 from streams import rules, sql
 from streams.hygiene_judge import NO_PROVIDER, JudgeFailed, OpenAIJudge, make_judge
@@ -299,7 +300,7 @@ class _Bank:
         return hs.BankReport(
             bank=self.bank,
             scanned=self.scanned,
-            groups=tuple(hs.PlannedGroup.model_validate(g.model_dump()) for g in self.groups),
+            groups=tuple(self.groups),
             groups_total=self.groups_total,
             superseded=self.superseded,
             reinforced=self.reinforced,

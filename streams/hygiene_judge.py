@@ -20,7 +20,7 @@ from typing import Any
 import openai
 
 from processors.hygiene_judge import (
-    JUDGE_JSON_SCHEMA,
+    JUDGE_FORMAT,
     Candidate,
     MalformedJudgeAnswer,
     OfferedGroup,
@@ -29,7 +29,7 @@ from processors.hygiene_judge import (
 )
 from schemas.hygiene import JudgeAnswer
 from schemas.settings import Settings
-from streams.extractors import MalformedOutput, completion_text
+from streams.extractors import MalformedOutput, completion_text, openai_client
 
 log = logging.getLogger(__name__)
 
@@ -45,28 +45,20 @@ class OpenAIJudge:
 
     def __init__(self, settings: Settings, *, client: openai.AsyncOpenAI | None = None) -> None:
         self._settings = settings
-        self._client = client or openai.AsyncOpenAI(
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value(),
-            timeout=settings.openai_timeout_s,
-            max_retries=0,
-        )
-        self._response_format: Any = {
-            "type": "json_schema",
-            "json_schema": {"name": "hygiene_judge", "schema": JUDGE_JSON_SCHEMA, "strict": False},
-        }
+        self._client = client or openai_client(settings)
         self.calls = 0
 
     async def judge(
         self, groups: Sequence[OfferedGroup], candidates: Sequence[Candidate]
     ) -> JudgeAnswer:
         messages = build_judge_prompt(groups, candidates)
+        response_format: Any = JUDGE_FORMAT  # a plain dict; the SDK types it as a TypedDict
         self.calls += 1
         try:
             completion = await self._client.chat.completions.create(
                 model=self._settings.openai_model,
                 messages=messages,  # type: ignore[arg-type]
-                response_format=self._response_format,
+                response_format=response_format,
                 temperature=0,
             )
         except openai.APITimeoutError:

@@ -269,7 +269,7 @@ class Pipeline:
 
     # --- the transaction ---
 
-    def _embed(self, jobs: list[_Job]) -> tuple[dict[str, np.ndarray], int]:
+    def _embed(self, jobs: list[_Job]) -> dict[str, np.ndarray]:
         contents = dict.fromkeys(j.event.content for j in jobs)
         candidate_texts = dict.fromkeys(
             embedding_text(c.predicate, c.value, c.statement) for j in jobs for c in j.candidates
@@ -283,12 +283,11 @@ class Pipeline:
         vectors = self.embedder.embed(order) if order else np.zeros((0, self.embedder.dim))
         self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
         self.metrics.observe("consolidator_embed_batch_size", len(order))
-        self.metrics.inc("consolidator_embedded_texts_total", len(order))
         self.metrics.inc("consolidator_embed_cache_hits_total", len(cached))
         fresh = dict(zip(order, vectors, strict=True))
         self.embed_cache.put_many({t: fresh[t] for t in candidate_texts if t in fresh})
         self.metrics.set("consolidator_embed_cache_entries", len(self.embed_cache))
-        return fresh | cached, len(order)
+        return fresh | cached
 
     async def _apply(self, jobs: list[_Job]) -> None:
         if not jobs:
@@ -301,7 +300,7 @@ class Pipeline:
         try:
             async with self.store.batch(keys):
                 states = await self.store.load_states(keys)
-                vectors, _ = await embedding
+                vectors = await embedding
                 await self._write(jobs, states, vectors, now)
         finally:
             if not embedding.done():

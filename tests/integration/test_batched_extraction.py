@@ -166,7 +166,7 @@ def test_identical_candidate_texts_are_embedded_once(settings: Settings, tmp_pat
         wait_until(lambda: w.check() and stored(8) and outbox_pending(s) == 0, 60, "all stored")
         metrics = w.metrics()
     # 8 distinct contents + the one candidate text, whatever the batches were.
-    assert metric(metrics, "consolidator_embedded_texts_total") == 9
+    assert metric(metrics, "consolidator_embed_batch_size_sum") == 9
     assert metric(metrics, "consolidator_embed_cache_hits_total") >= 1
     assert metric(metrics, "consolidator_embed_cache_entries") == 1
     vectors = {r["e"] for r in rows(s, "SELECT embedding::text AS e FROM facts")}

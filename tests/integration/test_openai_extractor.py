@@ -19,15 +19,14 @@ from typing import Any
 import pytest
 
 from processors.extraction import (
-    BATCH_RESPONSE_JSON_SCHEMA,
-    RESPONSE_JSON_SCHEMA,
+    BATCH_RESPONSE_FORMAT,
+    RESPONSE_FORMAT,
     build_batch_prompt,
     build_prompt,
 )
 from schemas.events import RawEvent
 from schemas.settings import Settings
 from streams.extractors import (
-    BATCH_FORMAT_NAME,
     MalformedOutput,
     OpenAIExtractor,
     ProviderError,
@@ -102,10 +101,8 @@ async def test_normal_call_returns_scripted_candidates_and_sends_schema() -> Non
     assert request.body["model"] == "test-model-x"
     assert request.body["temperature"] == 0
     assert request.body["messages"] == build_prompt(ev, [])
-    response_format = request.body["response_format"]
-    assert response_format["type"] == "json_schema"
-    assert response_format["json_schema"]["name"] == "candidates"
-    assert response_format["json_schema"]["schema"] == RESPONSE_JSON_SCHEMA
+    assert request.body["response_format"] == RESPONSE_FORMAT
+    assert RESPONSE_FORMAT["type"] == "json_schema"
     assert request.headers["Authorization"] == "Bearer not-needed"
     assert (extractor.calls, extractor.errors, extractor.rate_limited) == (1, 0, 0)
 
@@ -121,8 +118,7 @@ async def test_one_call_extracts_several_events_in_order() -> None:
     assert out == [[city("Berlin")], [], [city("Rome"), city("Oslo")]]
     (request,) = stub.requests
     assert request.body["messages"] == build_batch_prompt(evs, [])
-    fmt = request.body["response_format"]["json_schema"]
-    assert (fmt["name"], fmt["schema"]) == (BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
+    assert request.body["response_format"] == BATCH_RESPONSE_FORMAT
     assert extractor.calls == 1
 
 

@@ -36,8 +36,7 @@ from typing import Any
 
 from aiohttp import web
 
-from processors.extraction import EVENT_HEADER
-from streams.extractors import BATCH_FORMAT_NAME
+from processors.extraction import BATCH_FORMAT_NAME, EVENT_HEADER
 
 Responder = Callable[[dict[str, Any]], str]
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.hygiene import Memory, PlannedGroup, cap_plan, choose_survivor, plan_subject
+from processors.hygiene import Memory, cap_plan, choose_survivor, plan_subject
+from schemas.hygiene import PlannedGroup
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from processors.hygiene import Memory, PlannedGroup, plan_subject
+from processors.hygiene import Memory, plan_subject
 from processors.hygiene_judge import (
     MAX_RULE_CHARS,
     MAX_TEXT_CHARS,
@@ -25,7 +25,7 @@ from processors.hygiene_judge import (
     same_members,
     verdict,
 )
-from schemas.hygiene import JudgeAnswer, StandingInstruction
+from schemas.hygiene import JudgeAnswer, PlannedGroup, StandingInstruction
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
