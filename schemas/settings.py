@@ -71,7 +71,7 @@ class Settings(BaseSettings):
     # onnxruntime's pool threads busy-wait between runs unless this is off (streams.embedder).
     embed_allow_spinning: bool = False
     # Candidate texts ("predicate json(value)", statements) recently embedded are reused
-    # (LRU entries, ~1.9 KB each at 384 dimensions: 10,000 = 19 MiB); 0 turns the cache off.
+    # (LRU entries, ~1.7 KB each at 384 dimensions: 10,000 = 17 MiB); 0 turns the cache off.
     embed_cache_size: int = Field(default=10_000, ge=0)
     # Cosine distance at or below which a differently named active fact is the same concept.
     # Calibrated for the default model with `consolidator calibrate` (see README).

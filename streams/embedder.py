@@ -146,8 +146,8 @@ def _stop_spinning(model: Any, model_dir: Path, threads: int | None) -> bool:
     """Reload fastembed's ONNX session with thread-pool spinning off; False if not possible.
 
     onnxruntime's pool threads busy-wait after every run by default. A worker embedding a
-    few texts every 50 ms then burns ~3x the CPU of the inference itself (measured: 41 vs
-    14 ms of CPU per 3-text call), taken from PostgreSQL, Kafka and its own event loop on a
+    few texts every 50 ms then burns ~3x the CPU of the inference itself (bench/embed_overheads.py:
+    42 vs 15 ms of CPU per 3-text call), taken from PostgreSQL, Kafka and its own event loop on a
     small machine; large batches are not slower without it. fastembed exposes no option for
     it, so the session it built is replaced by one with the same model, providers and threads.
     """
