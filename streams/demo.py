@@ -144,6 +144,9 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
     except localstack.StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    # The stack is stopped with the settings it was started with: once the database URL is
+    # filled in, localstack treats PostgreSQL as somebody else's server and leaves it running.
+    stack = settings
     if info.database_url and not settings.database_url:
         settings = settings.model_copy(update={"database_url": info.database_url})
     print(f"stack: kafka {info.bootstrap}, database {info.database_url}")
@@ -195,5 +198,5 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
         except subprocess.TimeoutExpired:
             worker.kill()
         if info.started:
-            localstack.down(settings)
-            print(f"\nstopped {', '.join(info.started)} (started by this demo)")
+            stopped = localstack.down(stack, services=info.started)
+            print(f"\nstopped {', '.join(stopped) or 'nothing'} (started by this demo)")

@@ -124,3 +124,52 @@ def test_replay_and_run_show_progress_only_on_a_terminal(settings: Settings) -> 
     piped = cli(settings, "run", "--json")
     assert piped.returncode == 0 and "hygiene pass:" not in piped.stderr
     assert orjson.loads(piped.stdout)["banks"][0]["bank"] == "bank1"
+
+
+def _processes_under(root: Path) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(root) in cmdline:
+            found.append(f"{proc.name}: {cmdline[:200]}")
+    return found
+
+
+def test_demo_on_its_own_stack_stops_everything_it_started() -> None:
+    # The README's first command on a machine where nothing runs: the demo starts Kafka and
+    # PostgreSQL itself and must leave neither behind (under .stack/: embedded PostgreSQL run
+    # as root needs traversable parent folders, which pytest's tmp_path is not).
+    import shutil
+    import socket
+    import uuid
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    root = REPO / ".stack" / f"demo-test-{uuid.uuid4().hex[:8]}"
+    own = Settings(
+        state_dir=root,
+        kafka_bootstrap=f"127.0.0.1:{free_port()}",
+        kafka_controller_port=free_port(),
+        kafka_home=REPO / ".stack" / "kafka",  # the jars the session stack resolved
+        kafka_heap="512m",
+        model_dir=REPO / ".stack" / "model",
+    )
+    try:
+        done = cli(own, "demo", timeout=400)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "stopped kafka, postgres (started by this demo)" in done.stdout, done.stdout
+        assert "superseded            1" in done.stdout
+        assert _processes_under(root) == []
+    finally:
+        from streams import localstack
+
+        localstack.down(own)
+        shutil.rmtree(root, ignore_errors=True)
