@@ -11,6 +11,8 @@ Invariants:
 - A pinned fact is never superseded by this path: the attempt opens a conflict.
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
+- Nothing grows without bound in a decision: source ids and conflict members are windows
+  with totals (``processors.bounded``); a set's members are the facts naming it.
 - Candidates of one event are applied in order, each seeing the effects of the previous ones;
   ``advance`` folds a decision into the state the next event of the same batch sees.
 """
@@ -26,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
+from processors.bounded import with_member, with_sources
 from processors.ids import conflict_set_id, fact_id
 from processors.normalize import canonical_value, statement_equal
 from schemas.events import RawEvent
@@ -204,8 +207,8 @@ def _reinforce(work: _Work, event: RawEvent, target: Fact, now: datetime) -> Non
         target,
         reinforcement_count=target.reinforcement_count + 1,
         last_reinforced_at=event.occurred_at if last is None else max(last, event.occurred_at),
-        source_event_ids=(*target.source_event_ids, event.event_id),
         updated_at=now,
+        **with_sources(target, (event.event_id,)),
     )
     work.write(after)
     work.changes.append(Change("reinforced", after, target))
@@ -364,9 +367,9 @@ def _conflict(
     )
     if open_set is not None:
         key = canonical_value(value)
-        for fid in open_set.fact_ids:
-            same = work.candidates.get(fid)
-            if same is not None and canonical_value(same.value) == key:
+        # Members are found by the set they name, not by the set's (bounded) id window.
+        for same in list(work.candidates.values()):
+            if same.conflict_set_id == open_set.id and canonical_value(same.value) == key:
                 if event.event_id in same.source_event_ids:
                     work.outcomes.append("duplicate")
                 else:
@@ -381,11 +384,12 @@ def _conflict(
             predicate=target.predicate,
             status="open",
             fact_ids=(target.id, new_id),
+            fact_count=2,
             created_at=now,
         )
         kind: ChangeKindT = "conflict_opened"
     else:
-        cs = _upd(open_set, fact_ids=(*open_set.fact_ids, new_id))
+        cs = _upd(open_set, **with_member(open_set, new_id))
         kind = "conflict_extended"
     contender = _new_fact(
         event,

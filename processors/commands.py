@@ -28,8 +28,9 @@ def apply_command(
     conflicts: Mapping[str, ConflictSet],
     now: datetime,
 ) -> Decision | Refused:
-    """``facts`` holds the subject's facts by id (at least those the command names and the
-    active fact of a conflict's predicate); ``conflicts`` the subject's conflict sets."""
+    """``facts`` holds the subject's facts by id (at least those the command names, the
+    active fact of a conflict's predicate and every fact naming the conflict set);
+    ``conflicts`` the subject's conflict sets (at least the one named)."""
     if cmd.type in ("pin", "unpin"):
         return _pin(cmd, facts, now)
     return _resolve(cmd, facts, conflicts, now)
@@ -71,7 +72,8 @@ def _resolve(
         return Refused(f"conflict set {cmd.conflict_set_id} not found")
     if cs.status != "open":
         return Refused(f"conflict set {cs.id} is already resolved")
-    members = [facts[i] for i in cs.fact_ids if i in facts]
+    # Members name their set; the set's own id list is only a bounded window of them.
+    members = [f for f in facts.values() if f.conflict_set_id == cs.id or f.id in cs.fact_ids]
     active = next(
         (f for f in facts.values() if f.status == "active" and f.predicate == cs.predicate),
         None,
@@ -85,7 +87,7 @@ def _resolve(
         winner = contenders[-1]
     else:
         chosen = facts.get(cmd.choose_fact_id or "")
-        if chosen is None or chosen.id not in cs.fact_ids:
+        if chosen is None or (chosen.conflict_set_id != cs.id and chosen.id not in cs.fact_ids):
             return Refused(f"fact {cmd.choose_fact_id} is not a member of conflict set {cs.id}")
         if chosen.status not in ("candidate", "active"):
             return Refused(f"fact {chosen.id} is {chosen.status} and cannot be chosen")

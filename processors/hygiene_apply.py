@@ -4,8 +4,9 @@ Invariants:
 - Supersede-only: a loser becomes ``superseded`` with ``superseded_by`` = the survivor,
   ``superseded_reason`` = ``dedup`` and ``valid_to`` = the merge time; nothing is deleted.
 - The survivor absorbs each loser as one reinforcement: ``reinforcement_count`` grows by the
-  number of losers, ``source_event_ids`` becomes the ordered union (survivor's first), and
-  ``last_reinforced_at`` is the latest evidence among them.
+  number of losers, ``source_event_ids`` becomes the newest window of the ordered union
+  (survivor's first), ``source_count`` the sum of the counts, and ``last_reinforced_at``
+  is the latest evidence among them.
 - Only live memories take part: a survivor or loser that is no longer active (the stream
   superseded it meanwhile), a pinned loser, or a memory of another subject is refused with
   ``StaleGroup``: the caller re-plans from fresh state instead of writing a stale one.
@@ -19,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from processors.adjudication import Change, Decision, Outcome
+from processors.bounded import with_sources
 from processors.hygiene import Memory
 from schemas.facts import Fact
 from schemas.hygiene import HygieneConfig, PlannedGroup
@@ -69,8 +71,7 @@ def merge_group(group: PlannedGroup, facts: Mapping[str, Fact], now: datetime) -
 
     writes: list[Fact] = []
     changes: list[Change] = []
-    sources = list(winner.source_event_ids)
-    seen = set(sources)
+    absorbed = winner
     latest = _evidence_at(winner)
     for loser in losers:
         retired = loser.model_copy(
@@ -84,15 +85,17 @@ def merge_group(group: PlannedGroup, facts: Mapping[str, Fact], now: datetime) -
         )
         writes.append(retired)
         changes.append(Change("merged", retired, loser))
-        for sid in loser.source_event_ids:
-            if sid not in seen:
-                seen.add(sid)
-                sources.append(sid)
+        # The survivor's window takes the loser's newest ids; its count takes them all (the
+        # store copies the loser's full provenance to the survivor in the same transaction).
+        absorbed = absorbed.model_copy(
+            update=with_sources(absorbed, loser.source_event_ids, max(loser.source_count, 1))
+        )
         latest = max(latest, _evidence_at(loser))
     survivor = winner.model_copy(
         update={
             "reinforcement_count": winner.reinforcement_count + len(losers),
-            "source_event_ids": tuple(sources),
+            "source_event_ids": absorbed.source_event_ids,
+            "source_count": absorbed.source_count,
             "last_reinforced_at": latest,
             "updated_at": now,
         }

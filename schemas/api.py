@@ -32,6 +32,11 @@ class HealthResponse(Frozen):
     broker: str
     consumer_assigned: bool
     assigned_partitions: Annotated[int, Field(ge=0)]
+    # Not ready while stopping, or while lag > 0 and no batch finished for health_stall_s.
+    shutting_down: bool = False
+    stalled: bool = False
+    consumer_lag: Annotated[int, Field(ge=0)] = 0
+    seconds_since_progress: Annotated[float, Field(ge=0)] = 0.0
 
 
 class FactsResponse(Frozen):
@@ -41,10 +46,13 @@ class FactsResponse(Frozen):
     as_of: AwareDatetime | None = None
     include_superseded: bool = False
     facts: tuple[Fact, ...]
+    # Pass as ``cursor`` for the next page; None on the last page.
+    next_cursor: str | None = None
 
 
 class ConflictReview(Frozen):
-    """An open conflict set with every contending fact (value, source events, validity)."""
+    """An open conflict set with its listed members (the challenged fact and the newest
+    contenders: ``conflict_set.fact_ids``; ``conflict_set.fact_count`` counts them all)."""
 
     conflict_set: ConflictSet
     facts: tuple[Fact, ...]
@@ -54,6 +62,18 @@ class ConflictsResponse(Frozen):
     schema_version: Literal[1] = API_VERSION
     project_id: ScopeId | None = None
     conflicts: tuple[ConflictReview, ...]
+    next_cursor: str | None = None
+
+
+class SourcesResponse(Frozen):
+    """One page of a fact's full provenance (oldest first)."""
+
+    schema_version: Literal[1] = API_VERSION
+    project_id: ScopeId
+    fact_id: str
+    total: Annotated[int, Field(ge=0)]
+    event_ids: tuple[str, ...]
+    next_cursor: str | None = None
 
 
 class ContextFact(Frozen):
@@ -87,3 +107,5 @@ class ContextResponse(Frozen):
     conflicts: tuple[ConflictReview, ...]
     # The same content as a compact block an agent can paste into a prompt.
     text: str
+    # Without a query, ``facts`` is one page of the active facts: the cursor of the next.
+    next_cursor: str | None = None

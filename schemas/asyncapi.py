@@ -44,12 +44,22 @@ _RETRY_HEADERS = _str_headers(
     not_before="Unix time (s, decimal) before which the retry is not processed",
 )
 _DLQ_HEADERS = _str_headers(
-    error="why the message was dead-lettered",
-    error_kind="invalid_event | job_failed",
+    error="why the message was dead-lettered (one line)",
+    error_kind="invalid_event | invalid_command | job_failed | internal_error | quarantined",
     source_topic="topic the message was consumed from",
     source_partition="its partition (decimal)",
     source_offset="its offset (decimal)",
     attempt="attempts made (decimal)",
+    stub="'true' when the value is a JSON stub (size, sha256, source) standing for original "
+    "bytes too large to dead-letter; absent otherwise",
+)
+_CHANGES_DLQ_HEADERS = _str_headers(
+    error="why the broker refused the change event",
+    error_kind="change_refused",
+    change_id="the change's deterministic id",
+    source_topic="the topic the change event was meant for",
+    outbox_seq="its outbox sequence number (decimal)",
+    stub="'true' when the value is a JSON stub standing for a change event too large to send",
 )
 _CHANGE_HEADERS = _str_headers(change_id="deterministic id of the change (drop a redelivery)")
 
@@ -67,6 +77,13 @@ MESSAGES: dict[str, tuple[type[BaseModel] | None, str, dict[str, Any] | None, st
         SUBJECT_KEY + ", or the original key",
         _DLQ_HEADERS,
         "The original bytes of a message that could not be applied, with the reason.",
+    ),
+    "ChangeDeadLetter": (
+        None,
+        SUBJECT_KEY,
+        _CHANGES_DLQ_HEADERS,
+        "A change event the relay could not publish after repeated refusals (or a stub naming "
+        "it). Later changes of the same key were published without waiting for it.",
     ),
     "Command": (Command, SUBJECT_KEY, None, "pin / unpin / resolve_conflict."),
     "FactCreated": (FactCreated, SUBJECT_KEY, _CHANGE_HEADERS, "A fact was created."),
@@ -104,6 +121,11 @@ CHANNELS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("DeadLetter",),
         "Dead letters: never lost, replayable.",
     ),
+    topics.CHANGES_DLQ: (
+        "memoryChangesDlq",
+        ("ChangeDeadLetter",),
+        "Change events the broker refused: the relay moves on, never blocks on one row.",
+    ),
     topics.COMMANDS: ("memoryCommands", ("Command",), "Commands applied by the partition owner."),
     topics.FACT_CREATED: ("factCreated", ("FactCreated",), "Facts created."),
     topics.FACT_SUPERSEDED: ("factSuperseded", ("FactSuperseded",), "Facts superseded."),
@@ -122,6 +144,7 @@ OPERATIONS: dict[str, tuple[str, str]] = {
     "retryJob": ("send", topics.EVENTS_RETRY),
     "consumeRetries": ("receive", topics.EVENTS_RETRY),
     "deadLetter": ("send", topics.EVENTS_DLQ),
+    "deadLetterChange": ("send", topics.CHANGES_DLQ),
     "consumeCommands": ("receive", topics.COMMANDS),
     "publishFactCreated": ("send", topics.FACT_CREATED),
     "publishFactSuperseded": ("send", topics.FACT_SUPERSEDED),
@@ -137,6 +160,7 @@ HTTP_RESPONSES: dict[str, type[BaseModel]] = {
     "facts": api.FactsResponse,
     "conflicts": api.ConflictsResponse,
     "context": api.ContextResponse,
+    "sources": api.SourcesResponse,
     "status": hygiene.Status,
     "consolidate": hygiene.RunResponse,
 }

@@ -1,16 +1,17 @@
 """Commands on ``memory.commands``: applied by the owner of the subject's partition.
 
-Invariants: a pin/unpin names a fact; a resolution names a conflict set and exactly one of
-keep_existing / keep_new / choose (with the chosen fact id).
+Invariants: a command's identity is ``(project_id, command_id)``; every id it carries is an
+``OpaqueId`` (bounded, no control characters); a pin/unpin names a fact; a resolution names
+a conflict set and exactly one of keep_existing / keep_new / choose (with the chosen fact id).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
-from schemas.base import AwareDatetime, Frozen, ScopeId
+from schemas.base import AwareDatetime, Frozen, OpaqueId, ScopeId
 
 COMMAND_VERSION: Literal[1] = 1
 
@@ -19,14 +20,15 @@ Resolution = Literal["keep_existing", "keep_new", "choose"]
 
 class Command(Frozen):
     schema_version: Literal[1] = COMMAND_VERSION
-    command_id: Annotated[str, Field(min_length=1, max_length=128)]
+    # Unique within a project: a command's identity is (project_id, command_id).
+    command_id: OpaqueId
     type: Literal["pin", "unpin", "resolve_conflict"]
     project_id: ScopeId
     subject_id: ScopeId
-    fact_id: str | None = None
-    conflict_set_id: str | None = None
+    fact_id: OpaqueId | None = None
+    conflict_set_id: OpaqueId | None = None
     resolution: Resolution | None = None
-    choose_fact_id: str | None = None
+    choose_fact_id: OpaqueId | None = None
     issued_at: AwareDatetime | None = None
 
     @model_validator(mode="after")

@@ -1,7 +1,8 @@
 """RawEvent: what agents and services publish to ``memory.events``.
 
 Invariants: scope (project_id, subject_id) comes only from here, never from a model;
-``event_id`` is the idempotency key within a project.
+``event_id`` is the idempotency key within a project: 1-128 characters, no control
+characters, no NUL, no lone surrogates (``schemas.base.OpaqueId``).
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from schemas.base import AwareDatetime, Frozen, Metadata, SafeText, ScopeId
+from schemas.base import AwareDatetime, Frozen, Metadata, OpaqueId, SafeText, ScopeId
 
 RAW_EVENT_VERSION: Literal[1] = 1
 
 
 class RawEvent(Frozen):
     schema_version: Literal[1] = RAW_EVENT_VERSION
-    event_id: Annotated[str, Field(min_length=1, max_length=128)]
+    event_id: OpaqueId
     project_id: ScopeId
     subject_id: ScopeId
     occurred_at: AwareDatetime

@@ -2,6 +2,11 @@
 
 Invariants: a candidate with no predicate is a note and must carry a statement; a fact's
 scope is the event's; ``reinforcement_count`` starts at 0.
+
+Nothing in a Fact or ConflictSet grows with use: ``source_event_ids`` holds the newest
+``MAX_LISTED_IDS`` sources (oldest first) and ``source_count`` how many there are in all;
+``fact_ids`` holds the challenged fact and the newest contenders, ``fact_count`` all members.
+The full lists live in PostgreSQL and are read page by page (CLI ``sources``, HTTP).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from schemas.base import AwareDatetime, Frozen, Predicate, ScopeId
+from schemas.base import MAX_LISTED_IDS, AwareDatetime, Frozen, Predicate, ScopeId
 
 FACT_VERSION: Literal[1] = 1
 
@@ -60,7 +65,9 @@ class Fact(Frozen):
     pinned: bool = False
     reinforcement_count: Annotated[int, Field(ge=0)] = 0
     last_reinforced_at: AwareDatetime | None = None
-    source_event_ids: tuple[str, ...]
+    source_event_ids: Annotated[tuple[str, ...], Field(max_length=MAX_LISTED_IDS)]
+    # Every source ever recorded (>= len(source_event_ids)); 0 on input means "count the list".
+    source_count: Annotated[int, Field(ge=0)] = 0
     valid_from: AwareDatetime
     valid_to: AwareDatetime | None = None
     supersedes_id: str | None = None
@@ -69,6 +76,13 @@ class Fact(Frozen):
     conflict_set_id: str | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
+
+    @model_validator(mode="after")
+    def _count_sources(self) -> Fact:
+        if self.source_count < len(self.source_event_ids):
+            # Frozen: set through the instance dict, once, while validating.
+            object.__setattr__(self, "source_count", len(self.source_event_ids))
+        return self
 
     @property
     def is_note(self) -> bool:
@@ -82,7 +96,16 @@ class ConflictSet(Frozen):
     subject_id: ScopeId
     predicate: Predicate
     status: Literal["open", "resolved"]
-    fact_ids: tuple[str, ...]
+    # The fact the set challenges first, then the newest contenders (at most MAX_LISTED_IDS).
+    fact_ids: Annotated[tuple[str, ...], Field(min_length=1, max_length=MAX_LISTED_IDS)]
+    # Every member (challenged fact + contenders) ever added; 0 on input: count the list.
+    fact_count: Annotated[int, Field(ge=0)] = 0
     resolution: Literal["keep_existing", "keep_new", "choose"] | None = None
     created_at: AwareDatetime
     resolved_at: datetime | None = None
+
+    @model_validator(mode="after")
+    def _count_members(self) -> ConflictSet:
+        if self.fact_count < len(self.fact_ids):
+            object.__setattr__(self, "fact_count", len(self.fact_ids))
+        return self

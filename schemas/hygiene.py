@@ -5,8 +5,10 @@ Invariants:
   topic ``memory-consolidate.config``; an invalid value is refused by validation, so a worker
   that reads one keeps the configuration it had.
 - Reports follow the design's RunResponse / BankReport / PlannedGroup shape. ``groups`` of a
-  bank lists at most the configured number of groups (a report must fit in one Kafka
-  message); ``groups_total`` always counts all of them.
+  bank lists at most the configured number of groups, ``banks`` of a run at most the
+  configured number of banks, and a bank's ``errors`` at most ``MAX_BANK_ERRORS`` (a report
+  must fit in one Kafka message, whatever the number of banks); ``groups_total``,
+  ``banks_total`` and the run's ``superseded`` always count all of them.
 - ``ScheduleCheckpoint.last_run`` is the completion time of the last completed pass in ms
   since the epoch (0 = never).
 - ``BankReport.superseded`` / ``reinforced`` count every merge of the bank, deterministic and
@@ -71,6 +73,9 @@ class PlannedGroup(Frozen):
     report_only: bool
 
 
+MAX_BANK_ERRORS = 20
+
+
 class BankReport(Frozen):
     bank: Annotated[str, Field(pattern=ID_PATTERN)]
     scanned: Annotated[int, Field(ge=0)] = 0
@@ -89,7 +94,10 @@ class RunResponse(Frozen):
     run_id: str
     started_at: Annotated[int, Field(ge=0)]  # ms since the epoch
     finished_at: Annotated[int, Field(ge=0)]
+    # The banks with something to report first (groups, merges, cap, errors), at most the
+    # configured number; ``banks_total`` counts every bank the pass covered.
     banks: tuple[BankReport, ...]
+    banks_total: Annotated[int, Field(ge=0)] = 0
     checkpointed: bool
     dry_run: bool
     # Dry run: what the pass would supersede; otherwise what it did.

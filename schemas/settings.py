@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     # short so a crash costs seconds, not faust's default minute.
     kafka_session_timeout_s: float = Field(default=10.0, ge=6.0)
     kafka_heartbeat_interval_s: float = Field(default=3.0, gt=0)
+    # One limit for every message, everywhere: librdkafka (message.max.bytes), aiokafka
+    # (max_request_size, max_partition_fetch_bytes) and max.message.bytes on created topics.
+    kafka_max_message_bytes: int = Field(default=1_000_000, ge=64 * 1024, le=100_000_000)
 
     # --- PostgreSQL (None = the embedded server under state_dir/pg) ---
     database_url: str | None = None
@@ -60,6 +63,9 @@ class Settings(BaseSettings):
     # this many per call; off means one call per event.
     extraction_batching: bool = True
     extraction_batch_max_events: int = Field(default=16, ge=1)
+    # Active facts of a subject shown to the extractor (named attributes first, then the
+    # newest notes): a subject's history never sets the size of a prompt.
+    extraction_context_max_facts: int = Field(default=200, ge=0)
 
     # --- embedder ---
     embedder: Literal["fastembed", "hash"] = "fastembed"
@@ -82,8 +88,23 @@ class Settings(BaseSettings):
     batch_within_s: float = Field(default=0.05, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     retry_delay_s: float = Field(default=2.0, ge=0)
+    # A retry header asking to wait longer than this is treated as due at once.
+    retry_max_delay_s: float = Field(default=300.0, gt=0)
+    # A message held while its worker died this many times is dead-lettered ("quarantined")
+    # by the next worker that reads it, instead of being replayed forever.
+    quarantine_after_deaths: int = Field(default=3, ge=1)
+    # A change event the broker refuses this many times is dead-lettered (memory.changes.dlq).
+    relay_max_attempts: int = Field(default=3, ge=1)
+    # After SIGTERM the worker exits within this time, non-zero if it had to force it.
+    stop_timeout_s: float = Field(default=30.0, gt=0)
+    # /health says not ready when the consumer made no progress this long while lag > 0.
+    health_stall_s: float = Field(default=120.0, gt=0)
+    # Every HTTP read runs under this PostgreSQL statement timeout.
+    http_statement_timeout_ms: int = Field(default=5000, ge=1)
     # Test-only fault injection: "after_commit" (SIGKILL between DB commit and publish),
-    # "fail_event:<event_id>" (a database error inside that event's savepoint).
+    # "fail_event:<event_id>" (a database error inside that event's savepoint),
+    # "die_on:<event_id>" (SIGKILL when that event's work starts), "hang_on:<event_id>"
+    # (that event's batch never finishes).
     fault_point: str | None = None
     http_host: str = "127.0.0.1"
     http_port: int = 6066
@@ -102,6 +123,8 @@ class Settings(BaseSettings):
     hygiene_boot_delay_s: float = Field(default=15.0, ge=0)
     # Groups listed per bank in a report (all are counted): a report fits one Kafka message.
     hygiene_report_groups: int = Field(default=100, ge=0)
+    # Banks listed in a run's report (those with something to say first); all are counted.
+    hygiene_report_banks: int = Field(default=200, ge=0)
     # Subjects written per transaction by the pass (each holds its advisory lock meanwhile).
     hygiene_write_batch: int = Field(default=64, ge=1)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 EVENTS = "memory.events"
 EVENTS_RETRY = "memory.events.retry"
 EVENTS_DLQ = "memory.events.dlq"
+CHANGES_DLQ = "memory.changes.dlq"
 COMMANDS = "memory.commands"
 FACT_CREATED = "fact.created"
 FACT_SUPERSEDED = "fact.superseded"
@@ -19,6 +20,7 @@ ALL = (
     EVENTS,
     EVENTS_RETRY,
     EVENTS_DLQ,
+    CHANGES_DLQ,
     COMMANDS,
     FACT_CREATED,
     FACT_SUPERSEDED,
@@ -51,6 +53,10 @@ class Topics:
     @property
     def dlq(self) -> str:
         return self.name(EVENTS_DLQ)
+
+    @property
+    def changes_dlq(self) -> str:
+        return self.name(CHANGES_DLQ)
 
     @property
     def commands(self) -> str:

@@ -7,9 +7,15 @@ the hygiene module and use the same :mod:`streams.api_auth` check.
 Invariants:
 - With ``settings.api_token`` set, every view but ``/health`` answers 401 without the bearer
   token, before reading anything; error bodies are ``ErrorResponse`` and carry no data.
-- Parameters are validated before any query: a missing or malformed one is a 400 naming the
-  parameter and what is expected; an unknown parameter is a 400 too (a typo must not silently
-  widen or change the answer).
+- Parameters are validated before any query: a missing or malformed one is a 400 (JSON body)
+  naming the parameter and what is expected; an unknown parameter is a 400 too (a typo must
+  not silently widen or change the answer). Ids are matched whole (a trailing newline is not
+  an id).
+- Every list is paged (``limit`` <= MAX_LIMIT, default DEFAULT_LIMIT; ``cursor`` from the
+  previous page's ``next_cursor``) and every read runs under ``http_statement_timeout_ms``
+  (a timeout is a 503).
+- ``/health`` is not ready while the worker stops, or while lag > 0 and no batch finished
+  for ``health_stall_s``.
 - Reads use their own database connection (autocommit: each query sees committed data only),
   never the write path's, whose transactions they must neither see nor interleave with.
 - Consumer lag is a gauge per assigned partition: log end offset minus the group's committed
@@ -21,15 +27,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import psycopg
 from aiohttp import web
 
 from schemas.api import ErrorResponse, HealthResponse
-from schemas.base import ID_PATTERN
+from schemas.base import ID_PATTERN, id_problem, is_scope_id, no_nul
 from schemas.settings import Settings
 from streams import context
 from streams.api_auth import authorized, unauthorized
@@ -41,7 +47,10 @@ log = logging.getLogger(__name__)
 LAG_INTERVAL_S = 5.0
 LAG_GAUGE = "consolidator_consumer_lag"
 MAX_QUERY_CHARS = 2000
-_ID = re.compile(ID_PATTERN)
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+MAX_CURSOR_CHARS = 1024
+T = TypeVar("T")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -56,6 +65,14 @@ LLM_COUNTERS = {
 
 class BadRequest(Exception):
     pass
+
+
+async def _paged(read: Awaitable[T]) -> T:
+    """A read whose cursor the store refused is the client's error, not ours."""
+    try:
+        return await read
+    except ValueError as exc:
+        raise BadRequest(f"'cursor': {exc}") from None
 
 
 def error(status: int, message: str) -> web.Response:
@@ -86,9 +103,37 @@ def _scope(q: Mapping[str, str], name: str, required: bool = True) -> str | None
         if required:
             raise BadRequest(f"missing query parameter {name!r}")
         return None
-    if not _ID.match(value):
+    if not is_scope_id(value):
         raise BadRequest(f"{name!r} must match {ID_PATTERN}")
     return value
+
+
+def _opaque(q: Mapping[str, str], name: str) -> str:
+    value = q.get(name)
+    if value is None or value == "":
+        raise BadRequest(f"missing query parameter {name!r}")
+    problem = id_problem(value)
+    if problem is not None:
+        raise BadRequest(f"{name!r}: {problem}")
+    return value
+
+
+def _limit(q: Mapping[str, str]) -> int:
+    raw = q.get("limit")
+    if raw is None or raw == "":
+        return DEFAULT_LIMIT
+    if len(raw) > 8 or not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+        raise BadRequest(f"'limit' must be an integer between 1 and {MAX_LIMIT}")
+    return int(raw)
+
+
+def _cursor(q: Mapping[str, str]) -> str | None:
+    raw = q.get("cursor")
+    if raw is None or raw == "":
+        return None
+    if len(raw) > MAX_CURSOR_CHARS:
+        raise BadRequest("'cursor' is not a cursor returned by this API")
+    return raw
 
 
 def _flag(q: Mapping[str, str], name: str) -> bool:
@@ -104,13 +149,9 @@ def _k(q: Mapping[str, str]) -> int:
     raw = q.get("k")
     if raw is None or raw == "":
         return context.DEFAULT_K
-    try:
-        k = int(raw)
-    except ValueError:
-        raise BadRequest(f"'k' must be an integer between 1 and {context.MAX_K}") from None
-    if not 1 <= k <= context.MAX_K:
+    if len(raw) > 8 or not raw.isdigit() or not 1 <= int(raw) <= context.MAX_K:
         raise BadRequest(f"'k' must be an integer between 1 and {context.MAX_K}")
-    return k
+    return int(raw)
 
 
 class ReadSide:
@@ -125,7 +166,9 @@ class ReadSide:
     async def store(self) -> AsyncIterator[Store]:
         async with self._lock:
             if self._store is None or self._store.broken:
-                fresh = await Store.connect(self.settings)
+                fresh = await Store.connect(
+                    self.settings, statement_timeout_ms=self.settings.http_statement_timeout_ms
+                )
                 await fresh.ready()
                 if self._store is not None:
                     with contextlib.suppress(Exception):
@@ -201,6 +244,9 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
                 return await handler(request)
             except BadRequest as exc:
                 return error(400, str(exc))
+            except psycopg.errors.QueryCanceled:
+                log.warning("read timed out (statement_timeout)", exc_info=True)
+                return error(503, "read timed out")
             except (psycopg.OperationalError, psycopg.InterfaceError):
                 log.warning("read failed: database unavailable", exc_info=True)
                 return error(503, "database unavailable")
@@ -220,12 +266,23 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         except Exception as exc:
             broker = f"error: {type(exc).__name__}"
         assigned = _assignment(app)
+        lag = int(sum(v for k, v in rt.metrics.gauges.items() if k[0] == LAG_GAUGE))
+        idle = max(0.0, time.monotonic() - rt.last_progress)
+        stalled = lag > 0 and idle > settings.health_stall_s
         body = HealthResponse(
-            ok=database == "ok" and broker == "ok" and bool(assigned),
+            ok=database == "ok"
+            and broker == "ok"
+            and bool(assigned)
+            and not stalled
+            and not rt.shutting_down,
             database=database,
             broker=broker,
             consumer_assigned=bool(assigned),
             assigned_partitions=len(assigned),
+            shutting_down=rt.shutting_down,
+            stalled=stalled,
+            consumer_lag=lag,
+            seconds_since_progress=round(idle, 3),
         )
         return ok_json(body, 200 if body.ok else 503)
 
@@ -234,9 +291,12 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         return web.Response(text=rt.metrics.render(), content_type="text/plain")
 
     async def v1_facts(request: Any) -> Any:
-        q = _params(request, {"project", "subject", "include_superseded", "as_of"})
+        q = _params(
+            request, {"project", "subject", "include_superseded", "as_of", "limit", "cursor"}
+        )
         project, subject = _scope(q, "project"), _scope(q, "subject")
         include = _flag(q, "include_superseded")
+        limit, cursor = _limit(q), _cursor(q)
         as_of = None
         if q.get("as_of"):
             try:
@@ -245,25 +305,46 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
                 raise BadRequest(f"'as_of': {exc}") from None
         assert project and subject
         async with reads.store() as store:
-            return ok_json(await context.facts(store, project, subject, include, as_of))
+            return ok_json(
+                await _paged(context.facts(store, project, subject, include, as_of, limit, cursor))
+            )
 
     async def v1_conflicts(request: Any) -> Any:
-        q = _params(request, {"project"})
+        q = _params(request, {"project", "limit", "cursor"})
         project = _scope(q, "project")
+        limit, cursor = _limit(q), _cursor(q)
         assert project
         async with reads.store() as store:
-            return ok_json(await context.conflicts(store, project))
+            return ok_json(await _paged(context.conflicts(store, project, limit, cursor)))
+
+    async def v1_sources(request: Any) -> Any:
+        q = _params(request, {"project", "fact", "limit", "cursor"})
+        project, fact = _scope(q, "project"), _opaque(q, "fact")
+        limit, cursor = _limit(q), _cursor(q)
+        assert project
+        async with reads.store() as store:
+            return ok_json(await _paged(context.sources(store, project, fact, limit, cursor)))
 
     async def v1_context(request: Any) -> Any:
-        q = _params(request, {"project", "subject", "query", "k"})
+        q = _params(request, {"project", "subject", "query", "k", "limit", "cursor"})
         project, subject = _scope(q, "project"), _scope(q, "subject")
         k = _k(q)
+        limit, cursor = _limit(q), _cursor(q)
         query = q.get("query") or None
         if query is not None and len(query) > MAX_QUERY_CHARS:
             raise BadRequest(f"'query' must be at most {MAX_QUERY_CHARS} characters")
+        if query is not None:
+            try:
+                no_nul(query)
+            except ValueError as exc:
+                raise BadRequest(f"'query': {exc}") from None
         assert project and subject
         async with reads.store() as store:
-            return ok_json(await context.context(store, rt.embedder, project, subject, query, k))
+            return ok_json(
+                await _paged(
+                    context.context(store, rt.embedder, project, subject, query, k, limit, cursor)
+                )
+            )
 
     for path, handler, open_view in (
         ("/health", health, True),
@@ -271,6 +352,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         ("/v1/facts", v1_facts, False),
         ("/v1/conflicts", v1_conflicts, False),
         ("/v1/context", v1_context, False),
+        ("/v1/sources", v1_sources, False),
     ):
         app.page(path)(guarded(handler, open_view))
 

@@ -173,28 +173,65 @@ def cmd_facts(args: argparse.Namespace, s: Settings) -> int:
     except ValueError as exc:
         return _fail(str(exc))
 
-    async def q(store: Any) -> list[Fact]:
-        found: list[Fact] = await store.facts(
-            args.project, args.subject, args.include_superseded, as_of
+    async def q(store: Any) -> tuple[list[Fact], str | None]:
+        page: tuple[list[Fact], str | None] = await store.facts_page(
+            args.project, args.subject, args.include_superseded, as_of, args.limit, args.cursor
         )
-        return found
+        return page
 
-    facts: list[Fact] = asyncio.run(_with_store(s, q))
+    try:
+        facts, nxt = asyncio.run(_with_store(s, q))
+    except ValueError as exc:
+        return _fail(f"--cursor: {exc}")
     if args.json:
         _dump([f.model_dump(mode="json") for f in facts])
     else:
         for f in facts:
             print(_fact_line(f))
+    _next_page(nxt)
+    return 0
+
+
+def _next_page(cursor: str | None) -> None:
+    # On stderr, so --json output stays exactly the documented list.
+    if cursor is not None:
+        print(f"more: --cursor {cursor}", file=sys.stderr)
+
+
+def cmd_sources(args: argparse.Namespace, s: Settings) -> int:
+    """One page of a fact's full provenance (its source event ids, oldest first)."""
+
+    async def q(store: Any) -> tuple[list[str], int, str | None]:
+        page: tuple[list[str], int, str | None] = await store.sources_page(
+            args.project, args.fact_id, args.limit, args.cursor
+        )
+        return page
+
+    try:
+        ids, total, nxt = asyncio.run(_with_store(s, q))
+    except ValueError as exc:
+        return _fail(f"--cursor: {exc}")
+    if args.json:
+        _dump({"fact_id": args.fact_id, "total": total, "event_ids": ids, "next_cursor": nxt})
+    else:
+        for i in ids:
+            print(i)
+        print(f"{len(ids)} of {total} sources", file=sys.stderr)
+    _next_page(None if args.json else nxt)
     return 0
 
 
 def cmd_conflicts(args: argparse.Namespace, s: Settings) -> int:
-    async def q(store: Any) -> tuple[list[ConflictSet], dict[str, Fact]]:
-        sets = await store.conflicts(args.project)
+    async def q(store: Any) -> tuple[list[ConflictSet], dict[str, Fact], str | None]:
+        sets, nxt = await store.conflicts_page(args.project, "open", args.limit, args.cursor)
         ids = [i for c in sets for i in c.fact_ids]
-        return sets, await store.facts_by_ids(ids)
+        return sets, await store.facts_by_ids(ids), nxt
 
-    sets, facts = asyncio.run(_with_store(s, q))
+    try:
+        sets, facts, nxt = asyncio.run(_with_store(s, q))
+    except ValueError as exc:
+        return _fail(f"--cursor: {exc}")
+    _next_page(nxt)
     if args.json:
         _dump([c.model_dump(mode="json") for c in sets])
         return 0
@@ -221,11 +258,8 @@ def _send_and_wait(s: Settings, cmd: Command, wait: bool, timeout: float) -> int
     deadline = time.monotonic() + timeout
 
     async def outcome(store: Any) -> str | None:
-        cur = await store.conn.execute(
-            "SELECT outcome FROM commands_applied WHERE command_id = %s", (cmd.command_id,)
-        )
-        row = await cur.fetchone()
-        return row["outcome"] if row else None
+        found: str | None = await store.command_outcome(cmd.project_id, cmd.command_id)
+        return found
 
     result = None
     while time.monotonic() < deadline:
@@ -239,7 +273,7 @@ def _send_and_wait(s: Settings, cmd: Command, wait: bool, timeout: float) -> int
         return _fail(result)
     # The change event follows the commit through the outbox relay: wait to observe it.
     for _topic, change in sdk.subscribe(s, ["memory.item-changed"], True, timeout=timeout):
-        if change.get("cause") == cmd.command_id:
+        if change.get("cause") == cmd.command_id and change.get("project_id") == cmd.project_id:
             print(f"{cmd.type} applied: {change['change']} {change['fact']['id']}")
             return 0
     return _fail(f"command {cmd.command_id} applied but its change event was not observed")
@@ -283,6 +317,18 @@ def cmd_demo(args: argparse.Namespace, s: Settings) -> int:
     return run_demo(s)
 
 
+def _page_size(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 100_000:
+        raise argparse.ArgumentTypeError("must be between 1 and 100000")
+    return value
+
+
+def _paging(parser: argparse.ArgumentParser, default: int | None) -> None:
+    parser.add_argument("--limit", type=_page_size, default=default, help="rows per page")
+    parser.add_argument("--cursor", help="the cursor printed after the previous page")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="consolidator", description=__doc__.splitlines()[0])
     p.add_argument("--kafka-bootstrap", dest="kafka_bootstrap")
@@ -318,12 +364,21 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--include-superseded", action="store_true")
     f.add_argument("--as-of")
     f.add_argument("--json", action="store_true")
+    _paging(f, default=None)
     f.set_defaults(fn=cmd_facts)
 
     c = sub.add_parser("conflicts", help="open conflict sets")
     c.add_argument("--project")
     c.add_argument("--json", action="store_true")
+    _paging(c, default=None)
     c.set_defaults(fn=cmd_conflicts)
+
+    so = sub.add_parser("sources", help="a fact's full provenance, page by page")
+    so.add_argument("--project", required=True)
+    so.add_argument("fact_id")
+    so.add_argument("--json", action="store_true")
+    _paging(so, default=100)
+    so.set_defaults(fn=cmd_sources)
 
     for name in ("pin", "unpin"):
         pp = sub.add_parser(name, help=f"{name} a fact")

@@ -30,6 +30,7 @@ from schemas.api import (
     ContextFact,
     ContextResponse,
     FactsResponse,
+    SourcesResponse,
 )
 from schemas.facts import ConflictSet, Fact
 from streams.embedder import Embedder
@@ -37,6 +38,8 @@ from streams.store import Store, _conflict, _fact
 
 DEFAULT_K = 5
 MAX_K = 100
+# Open conflict sets shown in a context (the oldest first); each lists a bounded window.
+MAX_CONTEXT_CONFLICTS = 100
 _EVENT_TEXT_CHARS = 300
 
 
@@ -57,14 +60,29 @@ async def facts(
     subject: str,
     include_superseded: bool = False,
     as_of: datetime | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
 ) -> FactsResponse:
-    found = await store.facts(project, subject, include_superseded, as_of)
+    """One page of a subject's facts (all of them without ``limit``); ValueError for a
+    cursor that is not one of ours."""
+    found, nxt = await store.facts_page(project, subject, include_superseded, as_of, limit, cursor)
     return FactsResponse(
         project_id=project,
         subject_id=subject,
         as_of=as_of,
         include_superseded=include_superseded,
         facts=tuple(found),
+        next_cursor=nxt,
+    )
+
+
+async def sources(
+    store: Store, project: str, fact_id: str, limit: int, cursor: str | None = None
+) -> SourcesResponse:
+    """One page of a fact's full provenance, scoped to its project."""
+    ids, total, nxt = await store.sources_page(project, fact_id, limit, cursor)
+    return SourcesResponse(
+        project_id=project, fact_id=fact_id, total=total, event_ids=tuple(ids), next_cursor=nxt
     )
 
 
@@ -96,10 +114,15 @@ async def _reviews(store: Store, sets: Sequence[ConflictSet]) -> tuple[ConflictR
     )
 
 
-async def conflicts(store: Store, project: str) -> ConflictsResponse:
-    """A project's open conflict sets, each with its contenders (values, sources, times)."""
-    sets = await store.conflicts(project)
-    return ConflictsResponse(project_id=project, conflicts=await _reviews(store, sets))
+async def conflicts(
+    store: Store, project: str, limit: int | None = None, cursor: str | None = None
+) -> ConflictsResponse:
+    """A project's open conflict sets, each with its listed contenders (values, sources,
+    times), one page at a time."""
+    sets, nxt = await store.conflicts_page(project, "open", limit, cursor)
+    return ConflictsResponse(
+        project_id=project, conflicts=await _reviews(store, sets), next_cursor=nxt
+    )
 
 
 async def _subject_open_conflicts(
@@ -107,8 +130,8 @@ async def _subject_open_conflicts(
 ) -> tuple[ConflictReview, ...]:
     cur = await store.conn.execute(
         """SELECT * FROM conflict_sets WHERE project_id = %s AND subject_id = %s
-           AND status = 'open' ORDER BY created_at, id""",
-        (project, subject),
+           AND status = 'open' ORDER BY created_at, id LIMIT %s""",
+        (project, subject, MAX_CONTEXT_CONFLICTS),
     )
     sets = [_conflict(r) for r in await cur.fetchall()]
     return await _reviews(store, sets)
@@ -179,6 +202,8 @@ async def context(
     subject: str,
     query: str | None = None,
     k: int = DEFAULT_K,
+    limit: int | None = None,
+    cursor: str | None = None,
 ) -> ContextResponse:
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be between 1 and {MAX_K}")
@@ -189,14 +214,18 @@ async def context(
         vector = (await asyncio.to_thread(embedder.embed, [query]))[0]
     open_sets = await _subject_open_conflicts(store, project, subject)
     contested = {fid for review in open_sets for fid in review.conflict_set.fact_ids}
+    disputed = {review.conflict_set.predicate for review in open_sets}
     scored: list[tuple[Fact, float | None]]
+    nxt: str | None = None
     if vector is not None:
         scored = await _nearest_facts(store, project, subject, vector, k)
     else:
-        scored = [(f, None) for f in await store.facts(project, subject)]
+        page, nxt = await store.facts_page(project, subject, limit=limit, cursor=cursor)
+        scored = [(f, None) for f in page]
     events = await _events(store, project, subject, vector, k)
     ctx_facts = tuple(
-        ContextFact(fact=f, distance=d, in_conflict=f.id in contested) for f, d in scored
+        ContextFact(fact=f, distance=d, in_conflict=f.id in contested or f.predicate in disputed)
+        for f, d in scored
     )
     text = render_text(project, subject, query, ctx_facts, events, open_sets)
     return ContextResponse(
@@ -208,6 +237,7 @@ async def context(
         events=tuple(events),
         conflicts=open_sets,
         text=text,
+        next_cursor=nxt,
     )
 
 

@@ -210,16 +210,32 @@ def load_checkpoint(settings: Settings) -> hs.ScheduleCheckpoint:
 CHECKPOINT_MAX_BYTES = 512 * 1024
 
 
+def listed_banks(reports: Sequence[hs.BankReport], limit: int) -> tuple[hs.BankReport, ...]:
+    """At most ``limit`` bank reports, those with something to say first, in pass order."""
+
+    def quiet(b: hs.BankReport) -> bool:
+        return not (b.groups_total or b.superseded or b.capped or b.errors or b.promoted)
+
+    order = sorted(range(len(reports)), key=lambda i: (quiet(reports[i]), i))[:limit]
+    return tuple(reports[i] for i in sorted(order))
+
+
 def checkpoint_of(report: hs.RunResponse) -> hs.ScheduleCheckpoint:
     """The checkpoint of a completed pass; a report too large for one message keeps its
-    counts (``groups_total`` included) but drops the listed groups."""
+    counts (``groups_total``, ``banks_total`` included) but drops the listed groups, then
+    lists fewer banks, until it fits."""
     cp = hs.ScheduleCheckpoint(last_run=report.finished_at, report=report)
     if len(cp.model_dump_json()) <= CHECKPOINT_MAX_BYTES:
         return cp
-    slim = report.model_copy(
-        update={"banks": tuple(b.model_copy(update={"groups": ()}) for b in report.banks)}
-    )
-    return hs.ScheduleCheckpoint(last_run=report.finished_at, report=slim)
+    banks = tuple(b.model_copy(update={"groups": ()}) for b in report.banks)
+    while True:
+        slim = report.model_copy(
+            update={"banks": banks, "banks_total": max(report.banks_total, len(report.banks))}
+        )
+        cp = hs.ScheduleCheckpoint(last_run=report.finished_at, report=slim)
+        if len(cp.model_dump_json()) <= CHECKPOINT_MAX_BYTES or not banks:
+            return cp
+        banks = banks[: len(banks) // 2]
 
 
 def publish_config(settings: Settings, config: hs.HygieneConfig, publisher: Publisher) -> None:
@@ -307,7 +323,7 @@ class _Bank:
             capped=self.capped,
             llm_merged=self.llm_merged,
             promoted=self.promoted,
-            errors=tuple(self.errors),
+            errors=tuple(self.errors[: hs.MAX_BANK_ERRORS]),
         )
 
 
@@ -373,7 +389,8 @@ class Pass:
             run_id=self.run_id,
             started_at=started,
             finished_at=now_ms(),
-            banks=tuple(reports),
+            banks=listed_banks(reports, self.settings.hygiene_report_banks),
+            banks_total=len(reports),
             checkpointed=False,
             dry_run=self.dry_run,
             superseded=sum(b.superseded for b in reports),
@@ -641,7 +658,9 @@ class Pass:
                     raise rules.RuleKindMismatch(
                         f"rule {LEARNED_RULE!r} of bank {acc.bank!r} is manual, not managed"
                     )
-                fingerprints, _sources = await rules.known(store.conn, acc.bank, LEARNED_RULE)
+                fingerprints, _sources = await rules.known(
+                    store.conn, acc.bank, LEARNED_RULE, [p.fingerprint for p in promotions]
+                )
                 acc.promoted += sum(1 for p in promotions if p.fingerprint not in fingerprints)
             else:
                 acc.promoted += await rules.promote(

@@ -3,6 +3,12 @@
 Invariants: every client gets its security options from the one Settings object; topics are
 created with the configured partition count (compacted ones with ``cleanup.policy=compact``)
 before any worker consumes; ``publish`` returns only once the broker acknowledged.
+
+One message-size limit (``kafka_max_message_bytes``) holds everywhere: the producer's
+``message.max.bytes``, aiokafka's request and fetch sizes, and ``max.message.bytes`` on every
+topic created here. A broker that does not answer in time is ``BrokerUnavailable`` (an
+outage: the caller holds its work); a message the broker refuses is reported per message by
+``publish_each`` (the caller dead-letters that one and goes on).
 """
 
 from __future__ import annotations
@@ -48,7 +54,11 @@ def client_config(settings: Settings) -> dict[str, Any]:
 
 def aiokafka_config(settings: Settings) -> dict[str, Any]:
     """The same options in faust's (aiokafka's) vocabulary."""
-    conf: dict[str, Any] = {"broker_credentials": None}
+    conf: dict[str, Any] = {
+        "broker_credentials": None,
+        "producer_max_request_size": settings.kafka_max_message_bytes,
+        "consumer_max_fetch_size": settings.kafka_max_message_bytes,
+    }
     proto = settings.kafka_security_protocol
     if proto == "PLAINTEXT":
         return conf
@@ -94,7 +104,10 @@ def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
                 name,
                 num_partitions=1 if compacted else settings.partitions,
                 replication_factor=settings.replication_factor,
-                config={"cleanup.policy": "compact" if compacted else "delete"},
+                config={
+                    "cleanup.policy": "compact" if compacted else "delete",
+                    "max.message.bytes": str(settings.kafka_max_message_bytes),
+                },
             )
         )
     if not wanted:
@@ -108,6 +121,10 @@ def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
                 raise RuntimeError(f"cannot create topic {name}: {exc}") from exc
 
 
+class BrokerUnavailable(RuntimeError):
+    """The broker did not acknowledge in time: an outage, not any one message's fault."""
+
+
 class Publisher:
     """A thread-safe, idempotent producer whose ``publish`` waits for every ack."""
 
@@ -116,25 +133,32 @@ class Publisher:
             "enable.idempotence": True,
             "linger.ms": 2,
             "compression.type": "lz4",
+            "message.max.bytes": settings.kafka_max_message_bytes,
         }
         conf.update(extra)
+        self.max_message_bytes = int(conf["message.max.bytes"])
         self._producer = Producer(conf)
         self._lock = threading.Lock()
 
-    def publish(
+    def publish_each(
         self,
-        messages: Iterable[tuple[str, str | bytes | None, bytes, Sequence[tuple[str, bytes]]]],
+        messages: Sequence[tuple[str, str | bytes | None, bytes, Sequence[tuple[str, bytes]]]],
         timeout: float = 30.0,
-    ) -> int:
-        errors: list[str] = []
+    ) -> list[str | None]:
+        """Produce every message; returns, per message, None (acknowledged) or why the
+        broker or the client refused it. Raises ``BrokerUnavailable`` when some were neither
+        acknowledged nor refused within ``timeout``."""
+        results: list[str | None] = [None] * len(messages)
 
-        def on_delivery(err: Any, _msg: Any) -> None:
-            if err is not None:
-                errors.append(str(err))
+        def on_delivery(index: int) -> Any:
+            def done(err: Any, _msg: Any) -> None:
+                if err is not None:
+                    results[index] = f"{err.name()}: {err.str()}"
 
-        n = 0
+            return done
+
         with self._lock:
-            for topic, key, value, headers in messages:
+            for index, (topic, key, value, headers) in enumerate(messages):
                 while True:
                     try:
                         self._producer.produce(
@@ -142,18 +166,32 @@ class Publisher:
                             value=value,
                             key=key,
                             headers=list(headers),
-                            on_delivery=on_delivery,
+                            on_delivery=on_delivery(index),
                         )
                         break
                     except BufferError:
                         self._producer.poll(0.05)
-                n += 1
+                    except KafkaException as exc:  # refused locally: too large, bad topic...
+                        err = exc.args[0]
+                        results[index] = f"{err.name()}: {err.str()}"
+                        break
             remaining = self._producer.flush(timeout)
         if remaining:
-            raise RuntimeError(f"{remaining} messages not acknowledged within {timeout}s")
-        if errors:
-            raise RuntimeError(f"publish failed: {errors[0]}")
-        return n
+            raise BrokerUnavailable(f"{remaining} messages not acknowledged within {timeout}s")
+        return results
+
+    def publish(
+        self,
+        messages: Iterable[tuple[str, str | bytes | None, bytes, Sequence[tuple[str, bytes]]]],
+        timeout: float = 30.0,
+    ) -> int:
+        """Produce every message or raise: ``BrokerUnavailable`` for an outage, RuntimeError
+        naming the first refusal otherwise."""
+        batch = list(messages)
+        refused = [r for r in self.publish_each(batch, timeout) if r is not None]
+        if refused:
+            raise RuntimeError(f"publish failed: {refused[0]}")
+        return len(batch)
 
     def close(self) -> None:
         self._producer.flush(10)

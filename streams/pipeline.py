@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import signal
@@ -33,6 +34,7 @@ import orjson
 import psycopg
 from pydantic import ValidationError
 
+from processors import envelopes
 from processors.adjudication import (
     Candidate,
     Decision,
@@ -43,7 +45,7 @@ from processors.adjudication import (
 )
 from processors.changes import change_messages
 from processors.commands import Refused, apply_command
-from processors.normalize import embedding_text
+from processors.normalize import embedding_text, statement_key
 from processors.validation import validate_candidates
 from schemas import topics
 from schemas.commands import Command
@@ -53,7 +55,8 @@ from schemas.settings import Settings
 from streams.embed_cache import EmbeddingCache
 from streams.embedder import Embedder
 from streams.extractors import Extractor, MalformedOutput, ProviderError
-from streams.kafka import Publisher
+from streams.guard import IngestGuard
+from streams.kafka import BrokerUnavailable, Publisher
 from streams.metrics import Metrics
 from streams.store import Store, SubjectKey
 
@@ -80,16 +83,19 @@ class Incoming:
     offset: int = -1
     timestamp_ms: int | None = None
 
+    # Retries recorded in a header are clamped to this (set by the pipeline from Settings).
+    max_attempts: int = 1_000
+
     def header(self, name: str) -> bytes | None:
-        for k, v in self.headers or ():
-            if k == name:
-                return v
-        return None
+        return envelopes.header(self.headers, name)
 
     @property
     def attempt(self) -> int:
-        raw = self.header("attempt")
-        return int(raw) if raw else 0
+        return envelopes.attempt_of(self.header("attempt"), self.max_attempts)
+
+    @property
+    def coord(self) -> tuple[str, int, int]:
+        return (self.topic, self.partition, self.offset)
 
 
 @dataclass
@@ -98,14 +104,45 @@ class _Job:
     event: RawEvent
     candidates: list[ExtractedFact] = field(default_factory=list)
     error: str | None = None
+    # An unexpected error (a bug, not an outage or a provider failure): dead-letter at once.
+    fatal: bool = False
+
+    def fail(self, exc: BaseException) -> None:
+        self.error = f"internal: {type(exc).__name__}: {exc}"[:500]
+        self.fatal = True
 
 
-def _reason(exc: ValidationError | ValueError) -> str:
+def _reason(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ())) or "<root>"
         return f"{loc}: {first.get('msg', 'invalid')}"[:500]
-    return str(exc)[:500]
+    if isinstance(exc, ValueError):
+        return str(exc)[:500]
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _note_keys(jobs: Sequence[_Job]) -> dict[SubjectKey, set[str]]:
+    """Per subject, the exact-equality keys of the batch's note candidates."""
+    out: dict[SubjectKey, set[str]] = defaultdict(set)
+    for j in jobs:
+        for c in j.candidates:
+            if c.is_note and c.statement is not None:
+                out[(j.event.project_id, j.event.subject_id)].add(statement_key(c.statement))
+    return out
+
+
+def _parse_event(msg: Incoming) -> RawEvent:
+    """The message as a RawEvent; ValueError/ValidationError (or anything else) if it is not."""
+    if msg.value is None:
+        raise ValueError("empty message value")
+    try:
+        data = orjson.loads(msg.value)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("event must be a JSON object")
+    return RawEvent.model_validate(data)
 
 
 class Pipeline:
@@ -130,15 +167,41 @@ class Pipeline:
         self.topics = topics.Topics(settings.topic_prefix)
         self.lock = asyncio.Lock()
         self.embed_cache = EmbeddingCache(settings.embed_cache_size)
+        self.guard = IngestGuard(
+            store,
+            settings.group_id,
+            settings.quarantine_after_deaths,
+            self._dead_letter,  # type: ignore[arg-type]
+            self.metrics,
+        )
 
     # --- entry point ---
 
     async def process(self, batch: Sequence[Incoming]) -> None:
+        """Consolidate a batch of raw event messages; returns once each has ended applied,
+        re-queued to the retry topic or dead-lettered (so the caller may ack them all)."""
+        for msg in batch:
+            msg.max_attempts = self.settings.max_attempts
         async with self.lock:
-            jobs = await self._parse(batch)
-            if not jobs:
-                return
+            await self.guard.run(batch, self._process_events)  # type: ignore[arg-type]
+
+    async def _process_events(self, batch: Sequence[Incoming]) -> None:
+        jobs = await self._parse(batch)
+        for j in jobs:
+            await self._fault_on(j.event)
+        if jobs:
             await self._with_database(jobs)
+
+    async def _fault_on(self, ev: RawEvent) -> None:
+        # Test-only: a message that kills the process (as a native crash or the OOM killer
+        # would) or hangs its batch, to prove the quarantine, /health and the stop timeout.
+        point = self.settings.fault_point
+        if point == f"die_on:{ev.event_id}":
+            log.error("fault point %s armed: killing the worker", point)
+            os.kill(os.getpid(), signal.SIGKILL)
+        if point == f"hang_on:{ev.event_id}":
+            log.error("fault point %s armed: hanging this batch", point)
+            await asyncio.Event().wait()
 
     async def _parse(self, batch: Sequence[Incoming]) -> list[_Job]:
         jobs: list[_Job] = []
@@ -146,15 +209,8 @@ class Pipeline:
         for msg in batch:
             self.metrics.inc("consolidator_events_consumed_total", topic=msg.topic or "-")
             try:
-                if msg.value is None:
-                    raise ValueError("empty message value")
-                data = orjson.loads(msg.value)
-                if not isinstance(data, dict):
-                    raise ValueError("event must be a JSON object")
-                jobs.append(_Job(msg, RawEvent.model_validate(data)))
-            except orjson.JSONDecodeError as exc:
-                dead.append((msg, f"invalid JSON: {exc}"[:500]))
-            except (ValidationError, ValueError) as exc:
+                jobs.append(_Job(msg, _parse_event(msg)))
+            except Exception as exc:  # whatever the bytes: a reason, never a crash
                 dead.append((msg, _reason(exc)))
         if dead:
             await self._dead_letter(dead, "invalid_event")
@@ -200,7 +256,11 @@ class Pipeline:
         by_subject: dict[SubjectKey, list[_Job]] = defaultdict(list)
         for j in jobs:
             by_subject[(j.event.project_id, j.event.subject_id)].append(j)
-        context = await self.store.active_facts(by_subject) if self.extractor.uses_context else {}
+        context = (
+            await self.store.active_facts(by_subject, self.settings.extraction_context_max_facts)
+            if self.extractor.uses_context
+            else {}
+        )
         sem = asyncio.Semaphore(self.settings.llm_concurrency)
         step = self.settings.extraction_batch_max_events if self.settings.extraction_batching else 1
 
@@ -210,10 +270,16 @@ class Pipeline:
                 # In order: one subject's events never overtake each other.
                 for i in range(0, len(items), step):
                     chunk = items[i : i + step]
-                    if len(chunk) == 1:
-                        await self._extract_one(chunk[0], active)
-                    else:
-                        await self._extract_chunk(chunk, active)
+                    try:
+                        if len(chunk) == 1:
+                            await self._extract_one(chunk[0], active)
+                        else:
+                            await self._extract_chunk(chunk, active)
+                    except Exception as exc:  # a bug on hostile input: those events only
+                        log.exception("extraction failed unexpectedly for %s", key)
+                        for j in chunk:
+                            if j.error is None:
+                                j.fail(exc)
 
         await asyncio.gather(*(one_subject(k, v) for k, v in by_subject.items()))
 
@@ -296,10 +362,11 @@ class Pipeline:
         # Embed in a thread while this task takes the subject locks and loads their state.
         embedding = loop.run_in_executor(None, self._embed, jobs)
         keys = {(j.event.project_id, j.event.subject_id) for j in jobs}
+        notes = _note_keys(jobs)
         now = datetime.now(UTC)
         try:
             async with self.store.batch(keys):
-                states = await self.store.load_states(keys)
+                states = await self.store.load_states(keys, notes)
                 vectors = await embedding
                 await self._write(jobs, states, vectors, now)
         finally:
@@ -319,7 +386,7 @@ class Pipeline:
         # Something in the batch failed: redo it event by event from fresh state, so only
         # the failing event is rolled back and re-queued.
         states = await self.store.load_states(
-            {(j.event.project_id, j.event.subject_id) for j in jobs}
+            {(j.event.project_id, j.event.subject_id) for j in jobs}, _note_keys(jobs)
         )
         for j in jobs:
             await self._apply_isolated(j, states, vectors, now)
@@ -401,7 +468,7 @@ class Pipeline:
         except Exception as exc:  # a bug on one event must not sink its batch
             log.exception("event %s failed", j.event.event_id)
             self.metrics.inc("consolidator_event_failures_total", reason="internal")
-            j.error = f"internal: {type(exc).__name__}: {exc}"[:500]
+            j.fail(exc)
 
     def _decide(
         self, job: _Job, state: SubjectState, vectors: dict[str, np.ndarray], now: datetime
@@ -450,38 +517,34 @@ class Pipeline:
     # --- commands (pin, unpin, resolve_conflict), applied by the subject's partition owner ---
 
     async def process_commands(self, batch: Sequence[Incoming]) -> None:
+        """Apply a batch of command messages: each ends applied, refused (with its record in
+        ``commands_applied``) or dead-lettered (unreadable, or failing unexpectedly)."""
+        for msg in batch:
+            msg.max_attempts = self.settings.max_attempts
         async with self.lock:
-            cmds: list[tuple[Incoming, Command]] = []
-            dead: list[tuple[Incoming, str]] = []
-            for msg in batch:
-                try:
-                    cmds.append((msg, Command.model_validate_json(msg.value or b"")))
-                except ValidationError as exc:
-                    dead.append((msg, _reason(exc)))
-            if dead:
-                await self._dead_letter(dead, "invalid_command")
-            delay = 0.5
-            while cmds:
-                try:
-                    if self.store.broken:
-                        await self.store.reconnect()
-                    for _msg, cmd in cmds:
-                        await self._apply_command(cmd)
-                    break
-                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                    log.warning("database unavailable (%s); retrying commands", exc)
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 10.0)
-            if self.on_commit is not None:
-                self.on_commit.set()
+            await self.guard.run(batch, self._process_commands)  # type: ignore[arg-type]
+        if self.on_commit is not None:
+            self.on_commit.set()
+
+    async def _process_commands(self, batch: Sequence[Incoming]) -> None:
+        cmds: list[tuple[Incoming, Command]] = []
+        dead: list[tuple[Incoming, str]] = []
+        for msg in batch:
+            try:
+                cmds.append((msg, Command.model_validate_json(msg.value or b"")))
+            except Exception as exc:  # whatever the bytes: a reason, never a crash
+                dead.append((msg, _reason(exc)))
+        if dead:
+            await self._dead_letter(dead, "invalid_command")
+        for _msg, cmd in cmds:
+            await self._apply_command(cmd)
 
     async def _apply_command(self, cmd: Command) -> None:
         now = datetime.now(UTC)
         async with self.store.batch([(cmd.project_id, cmd.subject_id)]):
-            if await self.store.command_applied(cmd.command_id):
+            if await self.store.command_applied(cmd.project_id, cmd.command_id):
                 return
-            facts = await self.store.subject_facts(cmd.project_id, cmd.subject_id)
-            conflicts = await self.store.subject_conflicts(cmd.project_id, cmd.subject_id)
+            facts, conflicts = await self.store.command_state(cmd)
             result = apply_command(cmd, facts, conflicts, now)
             if isinstance(result, Refused):
                 self.metrics.inc("consolidator_commands_total", outcome="refused")
@@ -499,40 +562,69 @@ class Pipeline:
     # --- failure routing ---
 
     async def _requeue(self, failed: list[_Job]) -> None:
-        retry: list[tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]] = []
+        retry: list[tuple[Incoming, tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]]] = []
         dead: list[tuple[Incoming, str]] = []
         for j in failed:
             attempt = j.msg.attempt + 1
             assert j.error is not None
-            if attempt >= self.settings.max_attempts:
+            if j.fatal or attempt >= self.settings.max_attempts:
                 dead.append((j.msg, j.error))
                 continue
             not_before = time.time() + self.settings.retry_delay_s * attempt
-            headers = [
-                ("attempt", str(attempt).encode()),
-                ("error", j.error.encode()),
-                ("not_before", f"{not_before:.3f}".encode()),
-            ]
-            assert j.msg.value is not None
-            retry.append((self.topics.retry, j.msg.key, j.msg.value, headers))
+            headers = envelopes.retry_headers(attempt, j.error, not_before)
+            retry.append((j.msg, (self.topics.retry, j.msg.key, j.msg.value or b"", headers)))
             self.metrics.inc("consolidator_retries_total")
         if retry:
-            await asyncio.get_running_loop().run_in_executor(None, self.publisher.publish, retry)
+            results = await self._publish([m for _j, m in retry])
+            # A message the retry topic refuses (too large once decompressed...) dies here.
+            for (msg, _m), err in zip(retry, results, strict=True):
+                if err:
+                    dead.append((msg, f"retry refused: {err}"))
         if dead:
             await self._dead_letter(dead, "job_failed")
 
-    async def _dead_letter(self, dead: list[tuple[Incoming, str]], kind: str) -> None:
+    async def _publish(
+        self, msgs: Sequence[tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]]
+    ) -> list[str | None]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.publisher.publish_each, msgs)
+
+    async def _dead_letter(self, dead: Sequence[tuple[Incoming, str]], kind: str) -> None:
+        """Dead-letter each message with its reason and source; a record the topic refuses
+        is sent again as a stub (no original bytes, a hashed key). Raises
+        ``BrokerUnavailable`` only when not even the stub was taken."""
+        limit = self.publisher.max_message_bytes
         msgs = []
         for msg, reason in dead:
-            headers = [
-                ("error", reason.encode()),
-                ("error_kind", kind.encode()),
-                ("source_topic", msg.topic.encode()),
-                ("source_partition", str(msg.partition).encode()),
-                ("source_offset", str(msg.offset).encode()),
-                ("attempt", str(msg.attempt).encode()),
-            ]
-            msgs.append((self.topics.dlq, msg.key, msg.value or b"", headers))
+            value, stub = envelopes.dead_letter_value(
+                msg.value, limit, msg.topic, msg.partition, msg.offset
+            )
+            headers = envelopes.dead_letter_headers(
+                reason, kind, msg.topic, msg.partition, msg.offset, msg.attempt
+            )
+            if stub:
+                headers.append(("stub", b"true"))
+            msgs.append((self.topics.dlq, msg.key, value, headers))
             self.metrics.inc("consolidator_dlq_total", kind=kind)
-            log.warning("dead-lettered message at %s/%s: %s", msg.partition, msg.offset, reason)
-        await asyncio.get_running_loop().run_in_executor(None, self.publisher.publish, msgs)
+            log.warning(
+                "dead-lettered %s message at %s/%s/%s: %s",
+                kind,
+                msg.topic,
+                msg.partition,
+                msg.offset,
+                envelopes.one_line(reason, 300),
+            )
+        results = await self._publish(msgs)
+        again = []
+        for (msg, _r), (topic, key, _v, headers), err in zip(dead, msgs, results, strict=True):
+            if err is None:
+                continue
+            value, _stub = envelopes.dead_letter_value(
+                msg.value, 0, msg.topic, msg.partition, msg.offset
+            )
+            digest = hashlib.sha256(key or b"").hexdigest().encode()
+            again.append((topic, digest, value, [*headers, ("stub", b"true")]))
+        if again:
+            refused = [err for err in await self._publish(again) if err]
+            if refused:
+                raise BrokerUnavailable(f"dead-letter topic refused a stub: {refused[0]}")

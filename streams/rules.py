@@ -88,12 +88,15 @@ async def promote(
         return added
 
 
-async def known(conn: Conn, bank: str, name: str) -> tuple[set[str], set[str]]:
-    """(fingerprints, source ids) of a rule's entries."""
+async def known(
+    conn: Conn, bank: str, name: str, fingerprints: Sequence[str]
+) -> tuple[set[str], set[str]]:
+    """(fingerprints, source ids) of the rule's entries among ``fingerprints`` (a rule only
+    grows: never load all of it to test a few candidates)."""
     cur = await conn.execute(
         """SELECT fingerprint, source_id FROM rule_entries
-           WHERE project_id = %s AND rule_name = %s""",
-        (bank, name),
+           WHERE project_id = %s AND rule_name = %s AND fingerprint = ANY(%s)""",
+        (bank, name, list(fingerprints)),
     )
     rows = await cur.fetchall()
     return {r["fingerprint"] for r in rows}, {r["source_id"] for r in rows if r["source_id"]}

@@ -5,10 +5,16 @@ Invariants enforced by the database itself, so a bug elsewhere fails loudly:
 - ``conflicts_one_open``: at most one open conflict set per (project, subject, predicate);
 - ``events`` primary key (project_id, event_id): an event is stored once;
 - ``outbox``: one row per change-event message, written in the same transaction as the
-  change, published (and marked) by the relay after commit.
+  change, published (and marked) by the relay after commit, or dead-lettered after
+  repeated refusals;
+- ``fact_sources``: every source event of every fact (a fact row keeps the newest window);
+- ``commands_applied``: one row per (project_id, command_id);
+- ``ingest_attempts``: a row per consumed message whose work started and did not finish.
 """
 
 from __future__ import annotations
+
+from schemas.base import MAX_LISTED_IDS
 
 
 def ddl(dim: int) -> list[str]:
@@ -77,11 +83,74 @@ def ddl(dim: int) -> list[str]:
            ON conflict_sets (project_id, subject_id, predicate) WHERE status = 'open'""",
         """
         CREATE TABLE IF NOT EXISTS commands_applied (
-            command_id text PRIMARY KEY,
+            command_id text NOT NULL,
             project_id text NOT NULL,
             subject_id text NOT NULL,
             outcome text NOT NULL,
-            applied_at timestamptz NOT NULL DEFAULT now()
+            applied_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (project_id, command_id)
+        )""",
+        # Before commands were keyed per project the key was command_id alone.
+        """
+        DO $$ BEGIN
+            IF EXISTS (
+                SELECT 1 FROM pg_index WHERE indrelid = 'commands_applied'::regclass
+                AND indisprimary AND indnatts = 1
+            ) THEN
+                ALTER TABLE commands_applied DROP CONSTRAINT commands_applied_pkey;
+                ALTER TABLE commands_applied ADD PRIMARY KEY (project_id, command_id);
+            END IF;
+        END $$""",
+        # Full provenance of every fact, paged by seq; a fact row keeps only the newest ids.
+        """
+        CREATE TABLE IF NOT EXISTS fact_sources (
+            seq bigserial,
+            project_id text NOT NULL,
+            fact_id text NOT NULL,
+            event_id text NOT NULL,
+            PRIMARY KEY (fact_id, event_id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS fact_sources_page ON fact_sources (fact_id, seq)",
+        "ALTER TABLE facts ADD COLUMN IF NOT EXISTS source_count integer",
+        # A note's exact-equality key (processors.normalize.statement_key), so the write path
+        # loads only the notes a batch can reinforce, never all of a subject's notes.
+        "ALTER TABLE facts ADD COLUMN IF NOT EXISTS note_key text",
+        """UPDATE facts SET note_key = normalize(btrim(statement, E' \t\n\r\f\v'), NFC)
+           WHERE predicate IS NULL AND statement IS NOT NULL AND note_key IS NULL""",
+        """CREATE INDEX IF NOT EXISTS facts_active_notes ON facts (project_id, subject_id, note_key)
+           WHERE status = 'active' AND predicate IS NULL""",
+        "ALTER TABLE conflict_sets ADD COLUMN IF NOT EXISTS fact_count integer",
+        # Rows written before the windows existed: provenance copied out once, lists cut.
+        """
+        INSERT INTO fact_sources (project_id, fact_id, event_id)
+        SELECT project_id, id, unnest(source_event_ids) FROM facts WHERE source_count IS NULL
+        ON CONFLICT DO NOTHING""",
+        f"""
+        UPDATE facts SET source_count = cardinality(source_event_ids),
+            source_event_ids = source_event_ids[
+                greatest(1, cardinality(source_event_ids) - {MAX_LISTED_IDS - 1}):]
+        WHERE source_count IS NULL""",
+        f"""
+        UPDATE conflict_sets SET fact_count = cardinality(fact_ids),
+            fact_ids = fact_ids[1:1] || fact_ids[
+                greatest(2, cardinality(fact_ids) - {MAX_LISTED_IDS - 2}):]
+        WHERE fact_count IS NULL""",
+        "ALTER TABLE facts ALTER COLUMN source_count SET NOT NULL",
+        "ALTER TABLE conflict_sets ALTER COLUMN fact_count SET NOT NULL",
+        # Defaults only after the backfill above (0 reads as "count the listed ids").
+        "ALTER TABLE facts ALTER COLUMN source_count SET DEFAULT 0",
+        "ALTER TABLE conflict_sets ALTER COLUMN fact_count SET DEFAULT 0",
+        # Poison-pill bookkeeping: a row per message whose work started and has not ended.
+        """
+        CREATE TABLE IF NOT EXISTS ingest_attempts (
+            consumer text NOT NULL,
+            topic text NOT NULL,
+            part integer NOT NULL,
+            msg_offset bigint NOT NULL,
+            attempts integer NOT NULL DEFAULT 1,
+            first_at timestamptz NOT NULL DEFAULT now(),
+            last_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (consumer, topic, part, msg_offset)
         )""",
         """
         CREATE TABLE IF NOT EXISTS outbox (
@@ -94,6 +163,10 @@ def ddl(dim: int) -> list[str]:
             published_at timestamptz
         )""",
         "CREATE UNIQUE INDEX IF NOT EXISTS outbox_change ON outbox (change_id, topic)",
+        # A row the broker keeps refusing is retried this many times, then dead-lettered.
+        "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0",
+        "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS last_error text",
+        "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS dead_lettered boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (seq) WHERE published_at IS NULL",
         # Rules (streams.rules): a bank's managed and hand-written rules; entries append-only.
         """
@@ -157,6 +230,7 @@ FACT_COLUMNS = (
     "reinforcement_count",
     "last_reinforced_at",
     "source_event_ids",
+    "source_count",
     "valid_from",
     "valid_to",
     "supersedes_id",
@@ -174,16 +248,18 @@ CONFLICT_COLUMNS = (
     "predicate",
     "status",
     "fact_ids",
+    "fact_count",
     "resolution",
     "created_at",
     "resolved_at",
 )
 
 UPSERT_FACT = f"""
-INSERT INTO facts ({", ".join(FACT_COLUMNS)}, embedding)
-VALUES ({", ".join(["%s"] * (len(FACT_COLUMNS) + 1))})
+INSERT INTO facts ({", ".join(FACT_COLUMNS)}, note_key, embedding)
+VALUES ({", ".join(["%s"] * (len(FACT_COLUMNS) + 2))})
 ON CONFLICT (id) DO UPDATE SET
 {", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS[1:])},
+note_key = EXCLUDED.note_key,
 embedding = COALESCE(EXCLUDED.embedding, facts.embedding)
 """
 

@@ -5,6 +5,14 @@ Thin wiring only: each agent takes a batch of raw messages and hands it to the P
 batch is acked (its offsets become committable) only after ``process`` returned, i.e. after
 its effects committed and its failures were re-queued or dead-lettered (at-least-once input,
 idempotent application: the events table dedupes a redelivered event).
+
+Invariants:
+- No header can park a partition: a retry's ``not_before`` is read by
+  ``processors.envelopes.due_at`` (non-finite or too far ahead means due now).
+- A shutdown takes a bounded time: after SIGTERM/SIGINT the worker is not ready at once and,
+  if it has not exited within ``stop_timeout_s``, a watchdog ends the process with status 70.
+- The relay task survives everything (``Relay.run``); the boot-time drain never stops the
+  worker.
 """
 
 from __future__ import annotations
@@ -13,14 +21,16 @@ import asyncio
 import logging
 import os
 import signal
+import threading
 import time
 from typing import Any
 
 import faust
 
+from processors.envelopes import due_at
 from schemas import topics
 from schemas.settings import Settings
-from streams import api, hygiene_worker
+from streams import api, api_auth, hygiene_worker
 from streams.embedder import make_embedder
 from streams.extractors import make_extractor
 from streams.kafka import Publisher, aiokafka_config, ensure_topics
@@ -42,6 +52,9 @@ class Runtime:
         self.embedder = make_embedder(settings)
         self.extractor = make_extractor(settings)
         self.wakeup = asyncio.Event()
+        # Liveness: when a batch last finished (monotonic), and whether a stop began.
+        self.last_progress = time.monotonic()
+        self.shutting_down = False
         self._pipeline: Pipeline | None = None
         self._relay: Relay | None = None
         self._lock = asyncio.Lock()
@@ -66,20 +79,23 @@ class Runtime:
         if self._relay is None:
             store = await Store.connect(self.settings)
             await store.ready()
-            self._relay = Relay(store, self.publisher)
+            self._relay = Relay(store, self.publisher, settings=self.settings, metrics=self.metrics)
             self._relay.wakeup = self.wakeup
         return self._relay
 
 
-async def _guarded(work: Any) -> None:
-    """Run one batch; on an unexpected error stop the worker instead of limping on.
+async def _guarded(rt: Runtime, work: Any) -> None:
+    """Run one batch. The pipeline's guard already ends every message, so an exception here
+    is a bug in the guard itself: stop the worker rather than limp on.
 
     faust would restart a crashed agent without re-reading the batch it held, so those
     messages would wait for the next rebalance. A clean shutdown commits only what was
-    acked; the restarted worker reads the rest again.
+    acked; the restarted worker reads the rest again (and the quarantine ends a message
+    that keeps killing it).
     """
     try:
         await work
+        rt.last_progress = time.monotonic()
     except Exception:
         log.critical("unexpected error in a batch; shutting the worker down", exc_info=True)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -138,6 +154,8 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
         web_bind=settings.http_host,
         web_port=settings.http_port,
         web_in_thread=False,
+        # Token check and JSON errors on every route, faust's own views included.
+        web_application_options={"middlewares": [api_auth.middleware(settings)]},
         producer_acks=-1,
     )
     rt = Runtime(settings)
@@ -150,28 +168,35 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
     async def consolidate(stream: Any) -> None:
         async for events in stream.take_events(settings.batch_size, settings.batch_within_s):
             pipeline = await rt.pipeline()
-            await _guarded(pipeline.process([_incoming(e) for e in events]))
+            await _guarded(rt, pipeline.process([_incoming(e) for e in events]))
 
     @app.agent(retry_topic)
     async def retry(stream: Any) -> None:
         async for events in stream.take_events(settings.batch_size, settings.batch_within_s):
             batch = [_incoming(e) for e in events]
-            due = max((_not_before(m) for m in batch), default=0.0)
+            now = time.time()
+            due = max(
+                (due_at(m.header("not_before"), now, settings.retry_max_delay_s) for m in batch),
+                default=now,
+            )
             # Waiting here blocks only the retry partitions, never the main stream.
             await asyncio.sleep(max(0.0, due - time.time()))
             pipeline = await rt.pipeline()
-            await _guarded(pipeline.process(batch))
+            await _guarded(rt, pipeline.process(batch))
 
     @app.agent(commands_topic)
     async def commands(stream: Any) -> None:
         async for events in stream.take_events(64, settings.batch_within_s):
             pipeline = await rt.pipeline()
-            await _guarded(pipeline.process_commands([_incoming(e) for e in events]))
+            await _guarded(rt, pipeline.process_commands([_incoming(e) for e in events]))
 
     @app.task  # type: ignore[untyped-decorator]
     async def relay_task() -> None:
         relay = await rt.relay()
-        await relay.drain()  # what a crashed predecessor committed but never published
+        try:
+            await relay.drain()  # what a crashed predecessor committed but never published
+        except Exception as exc:  # never fatal: run() retries the same rows
+            log.warning("relay: boot drain failed (%s: %s); retrying", type(exc).__name__, exc)
         await relay.run()
 
     api.install(app, rt, settings)
@@ -180,17 +205,40 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
     return app, rt
 
 
-def _not_before(msg: Incoming) -> float:
-    raw = msg.header("not_before")
-    try:
-        return float(raw) if raw else 0.0
-    except ValueError:
-        return 0.0
+class Worker(faust.Worker):
+    """faust's worker with a bounded stop: a signal marks the runtime as shutting down (so
+    ``/health`` says not ready) and arms a watchdog that ends the process if the graceful
+    stop has not finished within ``stop_timeout_s``."""
+
+    def __init__(self, app: faust.App, rt: Runtime, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self.rt = rt
+
+    def _schedule_shutdown(self, signal: signal.Signals) -> None:
+        if not self.rt.shutting_down:
+            self.rt.shutting_down = True
+            arm_stop_watchdog(self.rt.settings.stop_timeout_s)
+        super()._schedule_shutdown(signal)
+
+
+STOP_TIMEOUT_EXIT = 70
+
+
+def arm_stop_watchdog(timeout: float) -> threading.Timer:
+    def expire() -> None:
+        log.critical("worker did not stop within %.0fs; exiting", timeout)
+        logging.shutdown()
+        os._exit(STOP_TIMEOUT_EXIT)
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def run(settings: Settings, loglevel: str = "warning") -> None:
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
     prepare(settings)
-    app, _rt = build_app(settings)
-    worker = faust.Worker(app, loglevel=loglevel)
+    app, rt = build_app(settings)
+    worker = Worker(app, rt, loglevel=loglevel)
     worker.execute_from_commandline()

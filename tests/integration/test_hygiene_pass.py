@@ -24,7 +24,7 @@ from schemas.facts import Fact
 from schemas.settings import Settings
 from streams import hygiene, sdk, sql
 from streams.kafka import Publisher
-from streams.store import lock_key
+from streams.store import fact_params, lock_key
 from streams.worker import prepare
 from tests.support.workers import (
     WorkerProcess,
@@ -81,12 +81,7 @@ def memory(
 
 
 def insert(settings: Settings, facts: list[Fact]) -> None:
-    params = []
-    for f in facts:
-        row = f.model_dump()
-        row["value"] = Jsonb(row["value"])
-        row["source_event_ids"] = list(f.source_event_ids)
-        params.append([row[c] for c in sql.FACT_COLUMNS] + [None])
+    params = [fact_params(f, None) for f in facts]
     with db(settings) as conn, conn.cursor() as cur:
         cur.executemany(sql.UPSERT_FACT, params)
 
