@@ -3,7 +3,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install up down demo test lint bench soak
+.PHONY: install up down demo test lint lint-deploy bench soak
+
+# The Kubernetes version deploy/k8s is validated against (schemas ship in kubernetes-validate).
+K8S_VERSION ?= 1.33.0
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -28,11 +31,19 @@ demo: install
 test: install
 	$(BIN)/pytest -q -p no:cacheprovider
 
-lint: install
+# lint-deploy as a prerequisite: one install for both.
+lint: install lint-deploy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy schemas processors streams
 	$(BIN)/lint-imports
+
+# The container image and the Kubernetes manifests, offline (no Docker engine, no cluster):
+# hadolint fails on any warning; deploy/k8s/validate.py runs kubernetes-validate --strict on
+# every manifest and checks the KEDA ScaledObject (a CRD) against deploy/k8s/crd-schemas/.
+lint-deploy: install
+	$(BIN)/hadolint --failure-threshold warning deploy/Dockerfile
+	$(PY) deploy/k8s/validate.py --kubernetes-version $(K8S_VERSION)
 
 # Every benchmark but the soak (about 25 minutes); results land in bench/results/.
 bench: install
