@@ -9,8 +9,10 @@ Invariants:
   text is empty (punctuation only) joins no group: there is nothing to compare.
 - One differing word is never a duplicate: replacing a word by a different one changes both
   keys (``token_set_key`` keeps repeated words for exactly this reason).
-- The survivor is the first by (pinned first, highest reinforcement_count, oldest
-  created_at, smallest id): a total order, since ids are unique. A pinned loser is never
+- The survivor is the first by (pinned first, highest reinforcement_count, earliest
+  observation: ``valid_from``, then ``created_at``, then smallest id): a total order, since
+  ids are unique. (All events of one batch share one transaction time, so ``created_at``
+  alone would leave the choice to the id.) A pinned loser is never
   retired: it is listed in ``skipped_pinned`` and not in ``loser_ids``. Report-only groups
   follow the same rule so a later confirmation can apply them unchanged.
 - The plan depends only on the set of memories: any permutation of the input gives the same
@@ -38,11 +40,20 @@ class Memory:
     pinned: bool
     reinforcement_count: int
     created_at: datetime
+    # When what it says was observed (the event's occurred_at); None: created_at stands in.
+    valid_from: datetime | None = None
 
 
-def survivor_rank(memory: Memory) -> tuple[bool, int, datetime, str]:
+def survivor_rank(memory: Memory) -> tuple[bool, int, datetime, datetime, str]:
     """Sort key: the survivor of a group sorts first."""
-    return (not memory.pinned, -memory.reinforcement_count, memory.created_at, memory.id)
+    observed = memory.valid_from if memory.valid_from is not None else memory.created_at
+    return (
+        not memory.pinned,
+        -memory.reinforcement_count,
+        observed,
+        memory.created_at,
+        memory.id,
+    )
 
 
 def choose_survivor(memories: Iterable[Memory]) -> Memory:

@@ -41,6 +41,7 @@ def memory_of(fact: Fact) -> Memory:
         pinned=fact.pinned,
         reinforcement_count=fact.reinforcement_count,
         created_at=fact.created_at,
+        valid_from=fact.valid_from,
     )
 
 

@@ -88,8 +88,9 @@ class Settings(BaseSettings):
     batch_within_s: float = Field(default=0.05, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     retry_delay_s: float = Field(default=2.0, ge=0)
-    # A retry header asking to wait longer than this is treated as due at once.
-    retry_max_delay_s: float = Field(default=300.0, gt=0)
+    # A retry header asking to wait longer than this is treated as due at once (kept below
+    # health_stall_s, so a deliberate wait never reads as a stalled consumer).
+    retry_max_delay_s: float = Field(default=60.0, gt=0)
     # A message held while its worker died this many times is dead-lettered ("quarantined")
     # by the next worker that reads it, instead of being replayed forever.
     quarantine_after_deaths: int = Field(default=3, ge=1)

@@ -254,12 +254,12 @@ def publish_checkpoint(
 # --- the pass ---
 
 
-_SCAN = """SELECT id, subject_id, statement, pinned, reinforcement_count, created_at
-           FROM facts WHERE project_id = %s AND status = 'active' AND statement IS NOT NULL
-           ORDER BY subject_id"""
+_SCAN = """SELECT id, subject_id, statement, pinned, reinforcement_count, created_at,
+           valid_from FROM facts WHERE project_id = %s AND status = 'active'
+           AND statement IS NOT NULL ORDER BY subject_id"""
 
 _FRESH = """SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
-           created_at FROM facts WHERE status = 'active' AND statement IS NOT NULL
+           created_at, valid_from FROM facts WHERE status = 'active' AND statement IS NOT NULL
            AND (project_id, subject_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"""
 
 _FACTS = f"SELECT {', '.join(sql.FACT_COLUMNS)} FROM facts WHERE id = ANY(%s)"
@@ -273,6 +273,7 @@ def _memory(row: dict[str, Any]) -> Memory:
         pinned=row["pinned"],
         reinforcement_count=row["reinforcement_count"],
         created_at=row["created_at"],
+        valid_from=row["valid_from"],
     )
 
 

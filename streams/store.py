@@ -582,14 +582,19 @@ class Store:
         previous work never finished: the process holding them died)."""
         if not coords:
             return set()
+        arrays = ([c[0] for c in coords], [c[1] for c in coords], [c[2] for c in coords])
+        # Only the messages that were already recorded come back (none, usually).
         cur = await self.conn.execute(
-            """INSERT INTO ingest_attempts (consumer, topic, part, msg_offset)
-               SELECT %s, * FROM unnest(%s::text[], %s::int[], %s::bigint[])
-               ON CONFLICT DO NOTHING RETURNING topic, part, msg_offset""",
-            (consumer, [c[0] for c in coords], [c[1] for c in coords], [c[2] for c in coords]),
+            """WITH fresh AS (
+                   INSERT INTO ingest_attempts (consumer, topic, part, msg_offset)
+                   SELECT %s, * FROM unnest(%s::text[], %s::int[], %s::bigint[])
+                   ON CONFLICT DO NOTHING RETURNING topic, part, msg_offset)
+               SELECT b.topic, b.part, b.msg_offset
+               FROM unnest(%s::text[], %s::int[], %s::bigint[]) AS b(topic, part, msg_offset)
+               WHERE (b.topic, b.part, b.msg_offset) NOT IN (SELECT * FROM fresh)""",
+            (consumer, *arrays, *arrays),
         )
-        fresh = {(r["topic"], r["part"], r["msg_offset"]) for r in await cur.fetchall()}
-        return {c for c in coords if c not in fresh}
+        return {(r["topic"], r["part"], r["msg_offset"]) for r in await cur.fetchall()}
 
     async def bump_attempt(self, consumer: str, coord: tuple[str, int, int]) -> int:
         """Count one more start of work on a message; returns the starts recorded so far."""

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from schemas import topics
 from schemas.settings import Settings
-from tests.support.hostile import Ledger, canary_value, messages
+from tests.support.hostile import Ledger, Message, canary_value, messages
 from tests.support.workers import WorkerProcess, scalar, wait_until
 
 pytestmark = pytest.mark.integration
@@ -46,12 +46,10 @@ def test_generated_hostile_messages_never_stop_the_worker(
 
             @settings_(max_examples=EXAMPLES)
             @given(batch=st.lists(messages(), min_size=1, max_size=4))
-            def one_example(
-                batch: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
-            ) -> None:
+            def one_example(batch: list[Message]) -> None:
                 counter["n"] += 1
-                for base, key, value, headers in batch:
-                    ledger.send(base, key, value, headers)
+                for base, key, value, headers, codec in batch:
+                    ledger.send(base, key, value, headers, codec)
                 # A good event on the same key as the last hostile one: same partition.
                 event_id, value = canary_value(counter["n"])
                 ledger.send(topics.EVENTS, batch[-1][1], value, [])

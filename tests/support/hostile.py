@@ -145,17 +145,23 @@ HEADERS = st.lists(
     ),
     max_size=4,
 )
-VALUES = st.none() | st.binary(max_size=300) | JSON.map(_dumps) | event_values()
+# Large values: garbage near the broker's limit, and (compressed) far beyond it once inflated.
+BIG = st.integers(100_000, 3_000_000).map(lambda n: b"{" + b"x" * n)
+VALUES = st.none() | st.binary(max_size=300) | JSON.map(_dumps) | event_values() | BIG
+CODECS = st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"])
+Message = tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]], str]
 KEYS = st.none() | st.binary(max_size=40) | HOSTILE_TEXT.map(lambda t: t.encode("utf-8", "replace"))
 
 
 @st.composite
-def messages(
-    draw: st.DrawFn,
-) -> tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]]]:
+def messages(draw: st.DrawFn) -> Message:
+    """(base topic, key, value, headers, compression codec)."""
     base = draw(st.sampled_from([topics.EVENTS, topics.EVENTS_RETRY, topics.COMMANDS]))
     value = draw(command_values() | VALUES if base == topics.COMMANDS else VALUES)
-    return base, draw(KEYS), value, draw(HEADERS)
+    codec = draw(CODECS)
+    if value is not None and len(value) > 900_000:
+        codec = "zstd"  # only compressed does it pass the broker's limit
+    return base, draw(KEYS), value, draw(HEADERS), codec
 
 
 @dataclass
@@ -178,9 +184,18 @@ class Ledger:
 
     def __post_init__(self) -> None:
         self.t = topics.Topics(self.settings.topic_prefix)
-        self.producer = Producer(
-            {"bootstrap.servers": self.settings.kafka_bootstrap, "linger.ms": 1}
-        )
+        # One producer per codec; a large local limit so a huge value (compressed) is sent.
+        self.producers = {
+            codec: Producer(
+                {
+                    "bootstrap.servers": self.settings.kafka_bootstrap,
+                    "linger.ms": 1,
+                    "compression.type": codec,
+                    "message.max.bytes": 10_000_000,
+                }
+            )
+            for codec in ("none", "gzip", "snappy", "lz4", "zstd")
+        }
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_dlq, daemon=True)
         self._reader.start()
@@ -188,7 +203,8 @@ class Ledger:
     def close(self) -> None:
         self._stop.set()
         self._reader.join(10)
-        self.producer.flush(10)
+        for producer in self.producers.values():
+            producer.flush(10)
 
     def _read_dlq(self) -> None:
         consumer = Consumer(
@@ -222,6 +238,7 @@ class Ledger:
         key: bytes | None,
         value: bytes | None,
         headers: list[tuple[str, bytes | None]],
+        codec: str = "none",
     ) -> Sent:
         topic = self.t.name(base)
         box: dict[str, Any] = {}
@@ -229,8 +246,9 @@ class Ledger:
         def done(err: Any, msg: Any) -> None:
             box["err"], box["msg"] = err, msg
 
-        self.producer.produce(topic, value=value, key=key, headers=headers, on_delivery=done)
-        self.producer.flush(30)
+        producer = self.producers[codec]
+        producer.produce(topic, value=value, key=key, headers=headers, on_delivery=done)
+        producer.flush(30)
         if box.get("err") is not None:
             raise AssertionError(f"the broker refused a test message: {box['err']}")
         msg = box["msg"]

@@ -6,7 +6,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.hygiene import Memory, cap_plan, choose_survivor, plan_subject
@@ -212,3 +212,22 @@ def test_cap_plan_conserves_losers(sizes: list[int], budget: int) -> None:
     applied_count = sum(len(g.loser_ids) for g in applied)
     assert applied_count == min(budget, sum(sizes))
     assert applied_count + capped == sum(sizes)
+
+
+@settings(max_examples=100, derandomize=True)
+@given(
+    ids=st.lists(st.uuids().map(str), min_size=3, max_size=3, unique=True),
+    order=st.permutations(range(3)),
+)
+def test_the_earliest_observation_survives_whatever_the_ids(
+    ids: list[str], order: list[int]
+) -> None:
+    # One batch: one transaction time for all three, observed January, February, March.
+    observed = [T0 + timedelta(days=31 * i) for i in range(3)]
+    texts = ["User likes tea.", "user likes tea", "USER LIKES TEA!"]
+    members = [
+        Memory(ids[i], "s1", texts[i], False, 0, T0 + timedelta(days=100), observed[i])
+        for i in order
+    ]
+    (group,) = plan_subject(members)
+    assert group.winner_id == ids[0]
