@@ -60,6 +60,13 @@ class Settings(BaseSettings):
     # this many per call; off means one call per event.
     extraction_batching: bool = True
     extraction_batch_max_events: int = Field(default=16, ge=1)
+    # How a structured answer is asked for (extractor and judges; processors.jsontext):
+    # "json_schema", "json_object" (the schema sent alongside, as llama.cpp servers read it),
+    # "prompt" (the schema in the prompt, the answer read leniently) or "auto" (json_schema
+    # first, then the next mode on a refusal naming response_format; kept for the process).
+    llm_output_mode: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    # Candidates with a confidence below this are rejected and counted (low_confidence).
+    min_confidence: float = Field(default=0.5, ge=0, le=1)
 
     # --- embedder ---
     embedder: Literal["fastembed", "hash"] = "fastembed"
