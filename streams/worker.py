@@ -20,7 +20,7 @@ import faust
 
 from schemas import topics
 from schemas.settings import Settings
-from streams import api, hygiene_worker
+from streams import api, hygiene_worker, safety
 from streams.embedder import make_embedder
 from streams.extractors import make_extractor
 from streams.kafka import Publisher, aiokafka_config, ensure_topics
@@ -190,6 +190,7 @@ def _not_before(msg: Incoming) -> float:
 
 def run(settings: Settings, loglevel: str = "warning") -> None:
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
+    safety.log_startup(settings)
     prepare(settings)
     app, _rt = build_app(settings)
     worker = faust.Worker(app, loglevel=loglevel)
