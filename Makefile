@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install up down demo test lint bench soak
+.PHONY: install up down demo test lint bench soak settings-doc
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,6 +33,10 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy schemas processors streams
 	$(BIN)/lint-imports
+
+# Regenerate README.md's settings tables from schemas/settings.py (a unit test checks them).
+settings-doc: install
+	$(PY) -m streams.settings_doc
 
 # Every benchmark but the soak (about 25 minutes); results land in bench/results/.
 bench: install
