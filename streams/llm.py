@@ -21,6 +21,8 @@ Invariants:
   clear line, not one per event.
 - No retries happen here (``max_retries=0`` in the SDK too): pauses and retries belong to the
   caller, behind its shared rate gate.
+- ``max_tokens`` is sent only when ``llm_max_tokens`` is set (some hosted models refuse it);
+  an answer cut by it is ``MalformedOutput`` (``completion_text``), never a retry.
 """
 
 from __future__ import annotations
@@ -223,6 +225,8 @@ class StructuredChat:
             extra: dict[str, Any] = {}
             if response_format is not None:
                 extra["response_format"] = response_format
+            if self._settings.llm_max_tokens is not None:
+                extra["max_tokens"] = self._settings.llm_max_tokens
             self.requests += 1
             try:
                 completion = await self.client.chat.completions.create(

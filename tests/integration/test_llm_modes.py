@@ -278,3 +278,12 @@ async def test_judge_in_a_refused_fixed_mode_fails_soft_naming_the_cause() -> No
         finally:
             await judge.aclose()
     assert len(stub.requests) == 1
+
+
+async def test_max_tokens_is_sent_only_when_set() -> None:
+    async with OpenAIStub() as stub:
+        await extract(settings_for(stub), event(1))
+        await extract(settings_for(stub, llm_max_tokens=256), event(2))
+    first, second = (r.body for r in stub.requests)
+    assert "max_tokens" not in first
+    assert second["max_tokens"] == 256
