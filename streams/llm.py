@@ -201,11 +201,18 @@ class StructuredChat:
         if self.settled:
             return await self._complete(messages, name, schema, before_send)
         async with self._probe:  # the first request of an auto client probes the modes
-            answer = await self._complete(messages, name, schema, before_send)
-            if not self.settled:
-                self.settled = True
-                log.info("%s: structured output mode %s", self.role, answer.mode)
+            try:
+                answer = await self._complete(messages, name, schema, before_send)
+            except MalformedOutput:
+                self._settle()  # the server took the request: the mode works
+                raise
+            self._settle()
             return answer
+
+    def _settle(self) -> None:
+        if not self.settled:
+            self.settled = True
+            log.info("%s: structured output mode %s", self.role, self.mode)
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -29,7 +29,12 @@ from processors.hygiene import Memory, plan_subject
 from processors.hygiene_judge import JUDGE_JSON_SCHEMA, OfferedGroup
 from processors.jsontext import schema_instruction
 from schemas.settings import Settings
-from streams.extractors import OpenAIExtractor, PermanentProviderError, ProviderError
+from streams.extractors import (
+    MalformedOutput,
+    OpenAIExtractor,
+    PermanentProviderError,
+    ProviderError,
+)
 from streams.hygiene_judge import JudgeFailed, OpenAIJudge
 from tests.integration.test_openai_extractor import (
     assert_quiet_during_pauses,
@@ -287,3 +292,15 @@ async def test_max_tokens_is_sent_only_when_set() -> None:
     first, second = (r.body for r in stub.requests)
     assert "max_tokens" not in first
     assert second["max_tokens"] == 256
+
+
+async def test_a_malformed_first_answer_still_settles_the_mode() -> None:
+    async with OpenAIStub(refuse_formats=LLAMA_CPP) as stub:
+        stub.malformed = True
+        extractor = OpenAIExtractor(settings_for(stub))
+        try:
+            with pytest.raises(MalformedOutput):
+                await extractor.extract(event(1), [])
+            assert extractor.chat.settled and extractor.chat.mode == "json_object"
+        finally:
+            await extractor.aclose()
