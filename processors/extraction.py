@@ -14,6 +14,9 @@ Invariants:
   candidates. ``parse_batch_response`` never guesses: an event the answer does not cover is
   reported as ``None`` (the caller asks again for that event alone), and an answer that
   names an event twice or one that was not sent is malformed as a whole.
+- The parsers raise ``MalformedResponse`` and nothing else, whatever the text. With
+  ``lenient`` (the ``prompt`` output mode, where no server enforces JSON) the answer may sit
+  in prose or a code fence, and a bare array stands for the ``candidates`` / ``events`` list.
 
 The ``fake`` extractor
 ----------------------
@@ -50,7 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from processors.jsontext import json_object, json_schema_format
+from processors.jsontext import json_root, json_schema_format
 from processors.normalize import canonical_value
 from schemas.base import PREDICATE_PATTERN
 from schemas.events import RawEvent
@@ -90,7 +93,8 @@ RESPONSE_JSON_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-RESPONSE_FORMAT = json_schema_format("memory_candidates", RESPONSE_JSON_SCHEMA)
+RESPONSE_FORMAT_NAME = "memory_candidates"
+RESPONSE_FORMAT = json_schema_format(RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
 
 SYSTEM_PROMPT = f"""\
 You extract durable memories about one subject (a user or agent) from a single event.
@@ -223,9 +227,25 @@ def build_batch_prompt(events: Sequence[RawEvent], active: Sequence[Fact]) -> li
     return [{"role": "system", "content": BATCH_SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def parse_response(text: str) -> list[object]:
-    """The raw candidate list of a model reply; raises ``MalformedResponse`` otherwise."""
-    root = json_object(text, MalformedResponse, "response")
+def _is_answer(key: str) -> Callable[[Any], bool]:
+    def accept(value: Any) -> bool:
+        return isinstance(value, list) or (
+            isinstance(value, dict) and isinstance(value.get(key), list)
+        )
+
+    return accept
+
+
+def parse_response(text: str, *, lenient: bool = False) -> list[object]:
+    """The raw candidate list of a model reply; raises ``MalformedResponse`` otherwise.
+
+    ``lenient`` (``prompt`` mode): the answer may be surrounded by prose or fenced
+    (``processors.jsontext.find_json``), and a bare JSON array is the candidate list."""
+    root = json_root(
+        text, MalformedResponse, "response", lenient=lenient, accept=_is_answer("candidates")
+    )
+    if isinstance(root, list):
+        return list(root)
     if "candidates" not in root:
         raise MalformedResponse("response has no 'candidates' key")
     candidates = root["candidates"]
@@ -234,11 +254,16 @@ def parse_response(text: str) -> list[object]:
     return list(candidates)
 
 
-def parse_batch_response(text: str, count: int) -> list[list[object] | None]:
+def parse_batch_response(
+    text: str, count: int, *, lenient: bool = False
+) -> list[list[object] | None]:
     """Per event (1..``count``, in order) its raw candidate list, or None when the answer
-    does not cover it; raises ``MalformedResponse`` for an answer that cannot be trusted."""
-    root = json_object(text, MalformedResponse, "response")
-    entries = root.get("events")
+    does not cover it; raises ``MalformedResponse`` for an answer that cannot be trusted.
+    ``lenient`` as for ``parse_response`` (a bare array is the ``events`` list)."""
+    root = json_root(
+        text, MalformedResponse, "response", lenient=lenient, accept=_is_answer("events")
+    )
+    entries = root if isinstance(root, list) else root.get("events")
     if not isinstance(entries, list):
         raise MalformedResponse("response has no 'events' list")
     out: list[list[object] | None] = [None] * count

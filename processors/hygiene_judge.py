@@ -11,7 +11,8 @@ Invariants:
 - The answer is believed only about what was offered: a group id or a memory id the judge
   was not offered is ignored (and listed in ``Verdict.ignored``), never acted upon.
 - An answer that is not a JSON object of the ``JudgeAnswer`` shape (unknown keys, wrong
-  types) is ``MalformedJudgeAnswer`` as a whole: no part of a malformed answer is used.
+  types) is ``MalformedJudgeAnswer`` as a whole: no part of a malformed answer is used;
+  ``parse_judge_answer`` raises nothing else, whatever the text (``lenient`` or not).
 - A promoted entry is one line: whitespace (newlines included) collapsed, at most
   ``MAX_RULE_CHARS`` characters; an entry whose normalised text is empty is dropped. Its
   ``fingerprint`` is sha256 of ``normalize_text(entry)``, so two entries differing only in
@@ -29,7 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from processors.jsontext import json_object, json_schema_format
+from processors.jsontext import json_root, json_schema_format
 from processors.normalize import normalize_text
 from schemas.hygiene import JudgeAnswer, PlannedGroup
 
@@ -74,7 +75,8 @@ JUDGE_JSON_SCHEMA: dict[str, Any] = {
     "required": ["confirm_groups", "standing_instructions"],
 }
 
-JUDGE_FORMAT = json_schema_format("hygiene_judge", JUDGE_JSON_SCHEMA)
+JUDGE_FORMAT_NAME = "hygiene_judge"
+JUDGE_FORMAT = json_schema_format(JUDGE_FORMAT_NAME, JUDGE_JSON_SCHEMA)
 
 _SPACE = re.compile(r"\s+")
 
@@ -146,9 +148,16 @@ def build_judge_prompt(
     ]
 
 
-def parse_judge_answer(text: str) -> JudgeAnswer:
-    """The validated answer; ``MalformedJudgeAnswer`` for anything else."""
-    root = json_object(text, MalformedJudgeAnswer, "answer")
+def _judge_shaped(value: Any) -> bool:
+    return isinstance(value, dict) and bool(set(value) & set(JUDGE_JSON_SCHEMA["properties"]))
+
+
+def parse_judge_answer(text: str, *, lenient: bool = False) -> JudgeAnswer:
+    """The validated answer; ``MalformedJudgeAnswer`` for anything else. ``lenient`` (the
+    ``prompt`` output mode): the JSON object may sit in prose or a code fence."""
+    root = json_root(text, MalformedJudgeAnswer, "answer", lenient=lenient, accept=_judge_shaped)
+    if not isinstance(root, dict):
+        raise MalformedJudgeAnswer(f"answer root must be a JSON object, got {type(root).__name__}")
     try:
         return JudgeAnswer.model_validate(root)
     except ValidationError as exc:

@@ -9,7 +9,11 @@ Invariants:
   holds U+0000, which PostgreSQL text and jsonb cannot store.
 - Duplicates within one event are kept: deciding what a repeat means is the adjudicator's
   job, not the validator's.
-- A rejection's ``reason`` is one line; ``raw_preview`` is at most ``PREVIEW_CHARS`` long.
+- A rejection's ``reason`` is one line; ``raw_preview`` is at most ``PREVIEW_CHARS`` long;
+  its ``kind`` is ``"invalid"`` (the candidate does not validate) or ``"low_confidence"`` (it
+  validates, but its confidence is below ``min_confidence``), the metric label to count it by.
+- ``min_confidence`` 0 (the default) rejects nothing on confidence; a candidate exactly at
+  the floor passes.
 """
 
 from __future__ import annotations
@@ -28,11 +32,16 @@ REASON_CHARS = 300
 _MAX_ERRORS_IN_REASON = 3
 
 
+INVALID = "invalid"
+LOW_CONFIDENCE = "low_confidence"
+
+
 @dataclass(frozen=True)
 class Rejection:
     index: int
     reason: str
     raw_preview: str
+    kind: str = INVALID
 
 
 @dataclass(frozen=True)
@@ -97,14 +106,18 @@ def _check(raw: object) -> ExtractedFact | str:
     return candidate
 
 
-def validate_candidates(raw: Sequence[object]) -> ValidationResult:
-    """Split raw candidates into valid ``ExtractedFact`` objects and indexed rejections."""
+def validate_candidates(raw: Sequence[object], min_confidence: float = 0.0) -> ValidationResult:
+    """Split raw candidates into valid ``ExtractedFact`` objects and indexed rejections;
+    a valid candidate whose confidence is below ``min_confidence`` is rejected too."""
     valid: list[ExtractedFact] = []
     rejected: list[Rejection] = []
     for index, item in enumerate(raw):
         outcome = _check(item)
         if isinstance(outcome, str):
             rejected.append(Rejection(index=index, reason=outcome, raw_preview=preview(item)))
+        elif outcome.confidence < min_confidence:
+            reason = f"confidence {outcome.confidence:g} is below the floor {min_confidence:g}"
+            rejected.append(Rejection(index, reason, preview(item), LOW_CONFIDENCE))
         else:
             valid.append(outcome)
     return ValidationResult(valid=tuple(valid), rejected=tuple(rejected))

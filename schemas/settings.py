@@ -66,6 +66,16 @@ class Settings(BaseSettings):
     # Active facts of a subject shown to the extractor (named attributes first, then the
     # newest notes): a subject's history never sets the size of a prompt.
     extraction_context_max_facts: int = Field(default=200, ge=0)
+    # How a structured answer is asked for (extractor and judges; processors.jsontext):
+    # "json_schema", "json_object" (the schema sent alongside, as llama.cpp servers read it),
+    # "prompt" (the schema in the prompt, the answer read leniently) or "auto" (json_schema
+    # first, then the next mode on a refusal naming response_format; kept for the process).
+    llm_output_mode: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    # Cap on the tokens of one answer (sent as max_tokens; unset: not sent). Set it for local
+    # servers, where a small model can generate until its context is full.
+    llm_max_tokens: int | None = Field(default=None, ge=1)
+    # Candidates with a confidence below this are rejected and counted (low_confidence).
+    min_confidence: float = Field(default=0.5, ge=0, le=1)
 
     # --- embedder ---
     embedder: Literal["fastembed", "hash"] = "fastembed"

@@ -5,11 +5,16 @@ Invariants:
   ``processors.validation``'s job, so a bad candidate is rejected and counted, not fatal.
 - Scope never comes from the model: the event goes to the prompt builder, and nothing here
   reads a project or subject out of the answer.
-- The failure taxonomy is what the worker acts on:
-  ``ProviderError`` (and ``RateLimited``): the provider did not answer usefully (5xx, timeout,
-  connection error, other 4xx); the event's job fails and is retried, then dead-lettered.
+- The failure taxonomy is what the worker acts on (classes in ``streams.llm``):
+  ``ProviderError`` (and ``RateLimited``): the provider did not answer usefully (5xx,
+  timeout, connection error, 408/409, 429 past the cap); the event's job fails and is
+  retried, then dead-lettered. ``PermanentProviderError`` (a ``ProviderError`` with
+  ``permanent = True``): the provider refused the request itself (other 4xx, a 500 whose body
+  is a request-validation error, a refused ``response_format`` with no mode left); sent once,
+  never retried here, and the worker should dead-letter the event at once.
   ``MalformedOutput``: the provider answered, but not with parseable candidates; the event is
-  consumed with zero candidates and one counted rejection.
+  consumed with zero candidates and one counted rejection. ``parse_candidates`` and
+  ``parse_batch`` raise nothing else, whatever the answer, in every output mode.
 - On HTTP 429 every call of one extractor stops before sending until Retry-After has elapsed
   (one shared ``RateGate``); a 429 never consumes the transient-error retry budget.
 - At most ``settings.llm_concurrency`` requests are in flight.
@@ -34,8 +39,10 @@ from typing import Any, Protocol, runtime_checkable
 import openai
 
 from processors.extraction import (
-    BATCH_RESPONSE_FORMAT,
-    RESPONSE_FORMAT,
+    BATCH_FORMAT_NAME,
+    BATCH_RESPONSE_JSON_SCHEMA,
+    RESPONSE_FORMAT_NAME,
+    RESPONSE_JSON_SCHEMA,
     MalformedResponse,
     build_batch_prompt,
     build_prompt,
@@ -43,9 +50,31 @@ from processors.extraction import (
     parse_batch_response,
     parse_response,
 )
+from processors.jsontext import OutputMode
 from schemas.events import RawEvent
 from schemas.facts import Fact
 from schemas.settings import Settings
+from streams.llm import (
+    Answer,
+    MalformedOutput,
+    PermanentProviderError,
+    ProviderError,
+    RateLimited,
+    StructuredChat,
+)
+
+__all__ = [
+    "Extractor",
+    "FakeExtractor",
+    "MalformedOutput",
+    "OpenAIExtractor",
+    "PermanentProviderError",
+    "ProviderError",
+    "RateGate",
+    "RateLimited",
+    "make_extractor",
+    "retry_after_seconds",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,32 +84,6 @@ MAX_BACKOFF_S = 30.0
 # Past this many 429s for one call the job fails (RateLimited) and the worker's retry topic
 # takes over, so a long outage does not pin a partition inside one call forever.
 MAX_RATE_LIMIT_RETRIES = 20
-# Statuses the provider documents as "try again"; every other 4xx is a request/config fault.
-_TRANSIENT_4XX = frozenset({408, 409})
-
-
-class ProviderError(Exception):
-    """Transient provider failure: the job fails and is retried by the worker."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class RateLimited(ProviderError):
-    """The provider kept answering 429 past the per-call cap."""
-
-    def __init__(self, message: str, *, retry_after: float) -> None:
-        super().__init__(message, status=429)
-        self.retry_after = retry_after
-
-
-class MalformedOutput(Exception):
-    """The provider answered, but not with parseable candidates (not retried)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @runtime_checkable
@@ -163,19 +166,6 @@ class RateGate:
             await asyncio.sleep(delay)
 
 
-def openai_client(settings: Settings) -> openai.AsyncOpenAI:
-    """The client every OpenAI-compatible call goes through (extraction and the judge).
-
-    max_retries=0: the SDK would retry each call on its own, so one call's 429 would not stop
-    the others; callers retry themselves (the extractor behind its shared gate)."""
-    return openai.AsyncOpenAI(
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key.get_secret_value(),
-        timeout=settings.openai_timeout_s,
-        max_retries=0,
-    )
-
-
 class FakeExtractor:
     """Deterministic extractor (``processors.extraction.fake_candidates``), for tests/demos."""
 
@@ -203,11 +193,13 @@ class FakeExtractor:
 
 
 class OpenAIExtractor:
-    """Any OpenAI-compatible chat completions endpoint, with structured (JSON schema) output.
+    """Any OpenAI-compatible chat completions endpoint, asked for JSON in the configured
+    structured-output mode (``streams.llm.StructuredChat``).
 
     Counters (plain ints, read by /metrics): ``calls`` requests sent, ``errors`` failed
     requests other than 429, ``rate_limited`` 429 answers, ``malformed`` unparseable answers,
-    ``retries`` re-sends after a transient error; ``gate.pauses`` 429 pause windows.
+    ``retries`` re-sends after a transient error; ``gate.pauses`` 429 pause windows;
+    ``chat.fallbacks`` output-mode fallbacks.
     """
 
     name = "openai"
@@ -221,23 +213,23 @@ class OpenAIExtractor:
         gate: RateGate | None = None,
     ) -> None:
         self._settings = settings
-        self._client = client or openai_client(settings)
+        self.chat = StructuredChat(settings, client=client, role="extractor")
         self.gate = gate or RateGate()
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
-        self.calls = 0
         self.errors = 0
         self.rate_limited = 0
         self.malformed = 0
         self.retries = 0
 
+    @property
+    def calls(self) -> int:
+        return self.chat.requests
+
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
         messages = build_prompt(event, active)
         try:
-            text = await self._complete(messages)
-            try:
-                return list(parse_response(text))
-            except MalformedResponse as exc:
-                raise MalformedOutput(exc.reason) from exc
+            answer = await self._complete(messages, RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
+            return parse_candidates(answer.text, answer.mode)
         except MalformedOutput:
             self.malformed += 1
             raise
@@ -247,36 +239,32 @@ class OpenAIExtractor:
     ) -> list[list[object] | None]:
         messages = build_batch_prompt(events, active)
         try:
-            text = await self._complete(messages, BATCH_RESPONSE_FORMAT)
-            try:
-                return parse_batch_response(text, len(events))
-            except MalformedResponse as exc:
-                raise MalformedOutput(exc.reason) from exc
+            answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
+            return parse_batch(answer.text, answer.mode, len(events))
         except MalformedOutput:
             self.malformed += 1
             raise
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self.chat.aclose()
 
     async def _complete(
-        self, messages: Sequence[Mapping[str, Any]], response_format: Any = RESPONSE_FORMAT
-    ) -> str:
+        self, messages: Sequence[dict[str, str]], name: str, schema: dict[str, Any]
+    ) -> Answer:
         failures = 0
         limited = 0
         # The slot is held through gate waits and backoff sleeps on purpose: a struggling
         # provider should see fewer calls in flight, not a queue that refills instantly.
         async with self._slots:
             while True:
-                await self.gate.wait()
-                self.calls += 1
                 try:
-                    completion = await self._client.chat.completions.create(
-                        model=self._settings.openai_model,
-                        messages=list(messages),  # type: ignore[arg-type]
-                        response_format=response_format,
-                        temperature=0,
+                    # The gate is waited on right before each request leaves (in chat).
+                    return await self.chat.complete(
+                        messages, name, schema, before_send=self.gate.wait
                     )
+                except PermanentProviderError:
+                    self.errors += 1
+                    raise  # our request is wrong: re-sending cannot help (logged by chat)
                 except openai.RateLimitError as exc:
                     self.rate_limited += 1
                     limited += 1
@@ -288,13 +276,11 @@ class OpenAIExtractor:
                             f"still rate limited after {limited} attempts", retry_after=delay
                         ) from exc
                     continue
-                except openai.APIStatusError as exc:
+                except openai.APIStatusError as exc:  # transient by streams.llm.classify
                     self.errors += 1
                     error = ProviderError(
                         f"provider HTTP {exc.status_code}: {exc.message}", status=exc.status_code
                     )
-                    if exc.status_code < 500 and exc.status_code not in _TRANSIENT_4XX:
-                        raise error from exc  # our request is wrong: re-sending cannot help
                     cause: Exception = exc
                 except openai.APIConnectionError as exc:  # includes APITimeoutError
                     self.errors += 1
@@ -302,8 +288,6 @@ class OpenAIExtractor:
                     cause = exc
                 except openai.APIResponseValidationError as exc:
                     raise MalformedOutput(f"response failed validation: {exc}") from exc
-                else:
-                    return completion_text(completion)
                 failures += 1
                 if failures > self._settings.llm_max_retries:
                     raise error from cause
@@ -313,25 +297,25 @@ class OpenAIExtractor:
                 await asyncio.sleep(delay)
 
 
+def parse_candidates(text: str, mode: OutputMode) -> list[object]:
+    """The raw candidates of a single-event answer; MalformedOutput and nothing else."""
+    try:
+        return parse_response(text, lenient=mode == "prompt")
+    except MalformedResponse as exc:
+        raise MalformedOutput(exc.reason) from exc
+
+
+def parse_batch(text: str, mode: OutputMode, count: int) -> list[list[object] | None]:
+    """Per event the raw candidates of a batch answer; MalformedOutput and nothing else."""
+    try:
+        return parse_batch_response(text, count, lenient=mode == "prompt")
+    except MalformedResponse as exc:
+        raise MalformedOutput(exc.reason) from exc
+
+
 def _backoff(base: float, failures: int) -> float:
     # Exponential with jitter in [0.5, 1]x so concurrent calls do not retry in lockstep.
     return min(base * 2.0 ** (failures - 1), MAX_BACKOFF_S) * random.uniform(0.5, 1.0)
-
-
-def completion_text(completion: Any) -> str:
-    """The answer's text, or MalformedOutput when there is none to parse."""
-    choices = getattr(completion, "choices", None)
-    if not choices:
-        raise MalformedOutput("completion has no choices")
-    choice = choices[0]
-    message = choice.message
-    if getattr(message, "refusal", None):
-        raise MalformedOutput(f"model refused: {message.refusal}")
-    if choice.finish_reason == "length":
-        raise MalformedOutput("answer truncated (finish_reason=length)")
-    if not message.content:
-        raise MalformedOutput("empty answer")
-    return str(message.content)
 
 
 def make_extractor(settings: Settings) -> Extractor:

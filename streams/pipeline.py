@@ -106,6 +106,8 @@ class _Job:
     error: str | None = None
     # An unexpected error (a bug, not an outage or a provider failure): dead-letter at once.
     fatal: bool = False
+    # The provider refused the request itself (a 4xx, a validation 500): no retry helps.
+    permanent: bool = False
 
     def fail(self, exc: BaseException) -> None:
         self.error = f"internal: {type(exc).__name__}: {exc}"[:500]
@@ -299,9 +301,14 @@ class Pipeline:
             answers = [None] * len(chunk)
         except ProviderError as exc:
             self.metrics.inc("consolidator_llm_errors_total")
-            for j in chunk:
-                j.error = f"provider: {exc}"[:500]
-            return
+            if not exc.permanent:
+                for j in chunk:
+                    j.error = f"provider: {exc}"[:500]
+                return
+            # The batch request itself was refused (too long, say): ask each event alone,
+            # and let a single call decide whether the event is at fault.
+            log.warning("batch of %d events refused by the provider: %s", len(chunk), exc)
+            answers = [None] * len(chunk)
         self.metrics.inc("consolidator_extraction_calls_total", kind="batch")
         for j, raw in zip(chunk, answers, strict=True):
             if raw is None:
@@ -321,13 +328,14 @@ class Pipeline:
         except ProviderError as exc:
             self.metrics.inc("consolidator_llm_errors_total")
             job.error = f"provider: {exc}"[:500]
+            job.permanent = exc.permanent
             return
         self._accept(job, raw)
 
     def _accept(self, job: _Job, raw: list[object]) -> None:
-        result = validate_candidates(raw)
+        result = validate_candidates(raw, self.settings.min_confidence)
         for rej in result.rejected:
-            self.metrics.inc("consolidator_candidates_rejected_total", reason="invalid")
+            self.metrics.inc("consolidator_candidates_rejected_total", reason=rej.kind)
             log.info(
                 "event %s: candidate %d rejected: %s", job.event.event_id, rej.index, rej.reason
             )
@@ -564,9 +572,13 @@ class Pipeline:
     async def _requeue(self, failed: list[_Job]) -> None:
         retry: list[tuple[Incoming, tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]]] = []
         dead: list[tuple[Incoming, str]] = []
+        refused: list[tuple[Incoming, str]] = []
         for j in failed:
             attempt = j.msg.attempt + 1
             assert j.error is not None
+            if j.permanent:
+                refused.append((j.msg, j.error))
+                continue
             if j.fatal or attempt >= self.settings.max_attempts:
                 dead.append((j.msg, j.error))
                 continue
@@ -582,6 +594,8 @@ class Pipeline:
                     dead.append((msg, f"retry refused: {err}"))
         if dead:
             await self._dead_letter(dead, "job_failed")
+        if refused:
+            await self._dead_letter(refused, "provider_refused")
 
     async def _publish(
         self, msgs: Sequence[tuple[str, bytes | None, bytes, list[tuple[str, bytes]]]]

@@ -173,7 +173,9 @@ async def test_concurrent_calls_make_no_request_during_pause() -> None:
         # three that get a 429 share one pause window.
         stub.latency = 0.1
         stub.fail_next(429, 429, 429, retry_after=1)
-        extractor = OpenAIExtractor(settings_for(stub))
+        # A settled output mode: an ``auto`` client sends its first requests one at a time
+        # until one answer settles the mode (tests/integration/test_llm_modes.py).
+        extractor = OpenAIExtractor(settings_for(stub, llm_output_mode="json_schema"))
         events = [event(10 + i, [city(f"City{i}")]) for i in range(5)]
         try:
             results = await asyncio.gather(*(extractor.extract(e, []) for e in events))

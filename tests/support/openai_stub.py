@@ -14,6 +14,12 @@ Invariants:
   numbers. Scripted faults take precedence and do not consume a draw.
 - ``usage`` accounts every answer: requests, statuses, prompt/completion tokens (the same
   whitespace token count the ``usage`` field of each completion carries).
+- Structured-output emulation: a request whose ``response_format.type`` (``text`` when there
+  is none) is in ``refuse_formats`` is answered ``refusal_status`` with a request-validation
+  body naming ``response_format`` (as llama-cpp-python's server refuses ``json_schema``); it is
+  checked after scripted faults and before the responder. With ``chatty``, an answer to a
+  request without ``response_format`` comes wrapped in prose and a code fence, as a model
+  asked only in the prompt answers.
 
 Use it in-process (``async with OpenAIStub() as stub``) from async tests, or in a background
 thread (``stub.start_in_thread()`` / ``stub.stop()``, or ``with OpenAIStub() as stub``) from
@@ -52,10 +58,12 @@ MALFORMED_TEXT = "Sure! Here are the facts I found: the user likes bikes."
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted failure: an HTTP status, optionally with a Retry-After header value."""
+    """One scripted failure: an HTTP status, optionally with a Retry-After header value and
+    the error message of its body."""
 
     status: int
     retry_after: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,11 +122,34 @@ def scripted_candidates(request_json: dict[str, Any]) -> list[Any]:
     return _scripted_in(_texts(_last_user(request_json))) or []
 
 
+def format_type(request_json: dict[str, Any]) -> str:
+    """The request's ``response_format.type``; ``text`` when it sends none."""
+    fmt = request_json.get("response_format")
+    return str(fmt.get("type")) if isinstance(fmt, dict) else "text"
+
+
 def is_batch_request(request_json: dict[str, Any]) -> bool:
+    """A batch extraction: by its json_schema name, or (modes without a name) by the
+    ``### Event i of n`` headers of its prompt."""
     fmt = request_json.get("response_format") or {}
-    return isinstance(fmt, dict) and (fmt.get("json_schema") or {}).get("name") == (
-        BATCH_FORMAT_NAME
-    )
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("name") == BATCH_FORMAT_NAME
+    content = _last_user(request_json)
+    text = content if isinstance(content, str) else "\n".join(_texts(content))
+    return _EVENT_HEADER.search(text) is not None
+
+
+def refusal_body(refused: str) -> dict[str, Any]:
+    """What llama-cpp-python's server (0.3.x) answers, with HTTP 500, to a response_format
+    type it refuses: a FastAPI request-validation error in an OpenAI-style envelope."""
+    allowed = " or ".join(repr(t) for t in ("text", "json_object", "json_schema") if t != refused)
+    detail = {
+        "type": "literal_error",
+        "loc": ("body", "response_format", "type"),
+        "msg": f"Input should be {allowed}",
+        "input": refused,
+    }
+    return _error(f"1 validation error:\n  {detail}\n", "internal_server_error")
 
 
 def scripted_batch(request_json: dict[str, Any]) -> list[list[Any]]:
@@ -197,6 +228,10 @@ class OpenAIStub:
     error_status: int = 500
     # False: keep no per-request records (long benchmarks); ``usage`` is kept either way.
     record: bool = True
+    # response_format types refused (see the module docstring), e.g. {"json_schema"}.
+    refuse_formats: frozenset[str] = frozenset()
+    refusal_status: int = 500
+    chatty: bool = False  # wrap answers to requests without response_format in prose
     _faults: deque[Fault] = field(default_factory=deque, init=False, repr=False)
     _requests: list[RecordedRequest] = field(default_factory=list, init=False, repr=False)
     _responses: list[RecordedResponse] = field(default_factory=list, init=False, repr=False)
@@ -268,6 +303,8 @@ class OpenAIStub:
             self._seq = 0
         self.latency = 0.0
         self.malformed = False
+        self.refuse_formats = frozenset()
+        self.chatty = False
         self.rate_limit_rate = 0.0
         self.error_rate = 0.0
 
@@ -305,8 +342,13 @@ class OpenAIStub:
         if fault is not None:
             headers = {} if fault.retry_after is None else {"Retry-After": fault.retry_after}
             kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
-            return self._send(fault.status, _error(f"scripted {fault.status}", kind), headers)
+            message = fault.message or f"scripted {fault.status}"
+            return self._send(fault.status, _error(message, kind), headers)
+        if format_type(body) in self.refuse_formats:
+            return self._send(self.refusal_status, refusal_body(format_type(body)))
         content = MALFORMED_TEXT if self.malformed else self.responder(body)
+        if self.chatty and "response_format" not in body:
+            content = f"Sure! Here is the JSON you asked for:\n```json\n{content}\n```\nDone."
         prompt = " ".join(t for m in body.get("messages", []) for t in _texts(m.get("content")))
         usage_in, usage_out = _tokens(prompt), _tokens(content)
         with self._lock:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.validation import PREVIEW_CHARS, validate_candidates
+from processors.validation import INVALID, LOW_CONFIDENCE, PREVIEW_CHARS, validate_candidates
 
 GOOD_FACT = {"predicate": "home_city", "value": {"value": "Paris"}, "confidence": 0.9}
 GOOD_NOTE = {"statement": "User prefers dark mode."}
@@ -120,3 +120,45 @@ def test_every_index_lands_exactly_once(raw: list[Any]) -> None:
     for i, item in enumerate(raw):
         alone = validate_candidates([item])
         assert (len(alone.rejected) == 1) == (i in indices)
+
+
+# --- the confidence floor -------------------------------------------------------------------
+
+
+def test_floor_rejects_low_confidence_with_its_own_kind() -> None:
+    raw = [
+        {**GOOD_FACT, "confidence": 0},
+        {**GOOD_FACT, "confidence": 0.5},
+        {**GOOD_FACT, "confidence": 0.49},
+        {"predicate": "home_city", "value": {"value": "x"}},  # no confidence: 1.0
+        {"predicate": "BAD", "value": {}, "confidence": 0},  # invalid wins over low
+    ]
+    result = validate_candidates(raw, min_confidence=0.5)
+    assert [c.confidence for c in result.valid] == [0.5, 1.0]
+    assert [(r.index, r.kind) for r in result.rejected] == [
+        (0, LOW_CONFIDENCE),
+        (2, LOW_CONFIDENCE),
+        (4, INVALID),
+    ]
+    assert "below the floor 0.5" in result.rejected[0].reason
+
+
+def test_default_floor_keeps_todays_behaviour() -> None:
+    result = validate_candidates([{**GOOD_FACT, "confidence": 0}])
+    assert len(result.valid) == 1 and result.rejected == ()
+
+
+@given(
+    st.lists(candidate_like | anything, max_size=8),
+    st.floats(min_value=0, max_value=1),
+)
+def test_floor_partitions_and_never_raises(raw: list[Any], floor: float) -> None:
+    result = validate_candidates(raw, min_confidence=floor)
+    assert len(result.valid) + len(result.rejected) == len(raw)
+    assert all(c.confidence >= floor for c in result.valid)
+    assert all(r.kind in (INVALID, LOW_CONFIDENCE) for r in result.rejected)
+    unfloored = validate_candidates(raw)
+    # The floor only moves valid candidates to low_confidence rejections.
+    invalid = {r.index for r in unfloored.rejected}
+    assert {r.index for r in result.rejected if r.kind == INVALID} == invalid
+    assert len(result.valid) <= len(unfloored.valid)
