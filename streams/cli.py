@@ -429,6 +429,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.fn(args, settings) or 0)
     except KeyboardInterrupt:
         return 130
+    except ValidationError as exc:  # the first problem, on one line, not pydantic's report
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "input"
+        return _fail(
+            f"invalid {where}: {first.get('msg', 'invalid value')} ({exc.error_count()} problems)"
+        )
     except Exception as exc:  # one line for the user; the stack trace helps nobody here
         return _fail(f"{type(exc).__name__}: {exc}")
 
