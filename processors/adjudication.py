@@ -28,14 +28,19 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
+from processors.attributes import Bounds
 from processors.bounded import with_member, with_sources
 from processors.ids import conflict_set_id, fact_id
 from processors.normalize import canonical_value, statement_equal
+from processors.resolution import Match, resolve
+from schemas.aliases import PredicateAlias
 from schemas.events import RawEvent
-from schemas.facts import ConflictSet, ExtractedFact, Fact
+from schemas.facts import ConflictReason, ConflictSet, ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
-Outcome = Literal["created", "reinforced", "superseded", "conflict", "duplicate", "history"]
+Outcome = Literal[
+    "created", "reinforced", "superseded", "conflict", "flagged", "duplicate", "history"
+]
 ChangeKindT = Literal[
     "created",
     "reinforced",
@@ -51,7 +56,23 @@ ChangeKindT = Literal[
 
 @dataclass(frozen=True)
 class Policy:
-    semantic_threshold: float
+    """The calibrated bounds of attribute resolution (``processors.attributes.Bounds``)."""
+
+    semantic_threshold: float  # at or below: the same attribute
+    unsure_create: float | None = None  # None: no unsure band (same bound)
+    unsure_supersede: float | None = None
+    shape_penalty: float = 0.0
+
+    @property
+    def bounds(self) -> Bounds:
+        create = self.unsure_create if self.unsure_create is not None else self.semantic_threshold
+        supersede = self.unsure_supersede if self.unsure_supersede is not None else create
+        return Bounds(
+            same=self.semantic_threshold,
+            unsure_create=max(create, self.semantic_threshold),
+            unsure_supersede=max(supersede, create, self.semantic_threshold),
+            disjoint_shape_penalty=self.shape_penalty,
+        )
 
 
 @dataclass(frozen=True)
@@ -60,6 +81,8 @@ class Candidate:
 
     fact: ExtractedFact
     embedding: Vector = field(compare=False)
+    # The embedding of the humanised predicate (attribute resolution); None for a note.
+    attribute_vector: Vector | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,11 @@ class SubjectState:
     open_conflicts: tuple[ConflictSet, ...] = ()
     # Facts in ``candidate`` status that belong to the open conflict sets.
     conflict_candidates: tuple[Fact, ...] = ()
+    # Attribute embeddings by predicate, and the project's learned aliases: predicate -> the
+    # predicates it is the same attribute as (both directions), and pairs judged distinct.
+    attribute_vectors: Mapping[str, Vector] = field(default_factory=dict, compare=False)
+    aliases: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    distinct: frozenset[frozenset[str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -79,6 +107,7 @@ class Change:
     fact: Fact
     previous: Fact | None
     conflict_set: ConflictSet | None = None
+    alias: PredicateAlias | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +120,8 @@ class Decision:
     new_embeddings: Mapping[str, Vector] = field(default_factory=dict, compare=False)
     # Semantic matches used: candidate predicate -> matched active predicate.
     semantic_matches: tuple[tuple[str, str, float], ...] = ()
+    # Aliases a resolution taught the project (written with the decision).
+    aliases: tuple[PredicateAlias, ...] = ()
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -121,6 +152,7 @@ class _Work:
         self.outcomes: list[Outcome] = []
         self.new_embeddings: dict[str, Vector] = {}
         self.matches: list[tuple[str, str, float]] = []
+        self.state = state
 
     def write(self, fact: Fact) -> None:
         if fact.id not in self.writes:
@@ -239,25 +271,21 @@ def _note(work: _Work, event: RawEvent, index: int, cand: Candidate, now: dateti
     work.outcomes.append("created")
 
 
-def _resolve_target(work: _Work, cand: Candidate, policy: Policy) -> Fact | None:
-    predicate = cand.fact.predicate
-    for f in work.active.values():
-        if f.predicate == predicate:
-            return f
-    best: tuple[float, str, Fact] | None = None
-    for f in work.active.values():
-        emb = work.embeddings.get(f.id)
-        if f.is_note or emb is None:
-            continue
-        dist = cosine_distance(cand.embedding, emb)
-        # Ties break on the fact id so the choice never depends on row order.
-        if dist <= policy.semantic_threshold and (best is None or (dist, f.id) < best[:2]):
-            best = (dist, f.id, f)
-    if best is None:
-        return None
-    assert predicate is not None and best[2].predicate is not None
-    work.matches.append((predicate, best[2].predicate, round(best[0], 4)))
-    return best[2]
+def _resolve_target(work: _Work, cand: Candidate, policy: Policy) -> Match | None:
+    match = resolve(
+        cand.fact,
+        cand.attribute_vector,
+        work.active,
+        work.state.attribute_vectors,
+        work.state.aliases,
+        work.state.distinct,
+        policy.bounds,
+    )
+    if match is not None and match.how in ("same", "unsure", "alias"):
+        assert cand.fact.predicate is not None and match.fact.predicate is not None
+        d = -1.0 if match.distance is None else round(match.distance, 4)
+        work.matches.append((cand.fact.predicate, match.fact.predicate, d))
+    return match
 
 
 def _fact(
@@ -265,7 +293,11 @@ def _fact(
 ) -> None:
     c = cand.fact
     assert c.value is not None
-    target = _resolve_target(work, cand, policy)
+    match = _resolve_target(work, cand, policy)
+    if match is not None and match.how == "unsure":
+        _possible_same(work, event, index, cand, match.fact, now)
+        return
+    target = match.fact if match is not None else None
     if target is None:
         created = _new_fact(event, index, c.predicate, dict(c.value), c, now)
         work.write(created)
@@ -361,13 +393,43 @@ def _conflict(
     value: dict[str, Any],
     now: datetime,
 ) -> None:
+    """A different value for ``target``'s attribute: a contender in its value conflict."""
     assert target.predicate is not None
+    _contend(work, event, index, cand, target, target.predicate, value, "value", now)
+
+
+def _possible_same(
+    work: _Work, event: RawEvent, index: int, cand: Candidate, target: Fact, now: datetime
+) -> None:
+    """Flag, never decide: the candidate may name ``target``'s attribute under another
+    predicate. It waits as a ``candidate`` in a ``possible_same_attribute`` set keyed by its
+    own predicate, with ``target`` as the challenged fact, until a person or the judge says."""
+    c = cand.fact
+    assert c.predicate is not None and c.value is not None
+    _contend(
+        work, event, index, cand, target, c.predicate, dict(c.value), "possible_same_attribute", now
+    )
+
+
+def _contend(
+    work: _Work,
+    event: RawEvent,
+    index: int,
+    cand: Candidate,
+    target: Fact,
+    predicate: str,
+    value: dict[str, Any],
+    reason: ConflictReason,
+    now: datetime,
+) -> None:
+    """Join (or open) the open set of ``(predicate, reason)``: a repeated value reinforces its
+    contender (members are found by the set they name, not the set's bounded id window)."""
     open_set = next(
-        (cs for cs in work.conflicts.values() if cs.predicate == target.predicate), None
+        (cs for cs in work.conflicts.values() if cs.predicate == predicate and cs.reason == reason),
+        None,
     )
     if open_set is not None:
         key = canonical_value(value)
-        # Members are found by the set they name, not by the set's (bounded) id window.
         for same in list(work.candidates.values()):
             if same.conflict_set_id == open_set.id and canonical_value(same.value) == key:
                 if event.event_id in same.source_event_ids:
@@ -378,11 +440,12 @@ def _conflict(
     new_id = fact_id(event.project_id, event.subject_id, event.event_id, index)
     if open_set is None:
         cs = ConflictSet(
-            id=conflict_set_id(event.project_id, event.subject_id, target.predicate, new_id),
+            id=conflict_set_id(event.project_id, event.subject_id, predicate, new_id),
             project_id=event.project_id,
             subject_id=event.subject_id,
-            predicate=target.predicate,
+            predicate=predicate,
             status="open",
+            reason=reason,
             fact_ids=(target.id, new_id),
             fact_count=2,
             created_at=now,
@@ -392,20 +455,13 @@ def _conflict(
         cs = _upd(open_set, **with_member(open_set, new_id))
         kind = "conflict_extended"
     contender = _new_fact(
-        event,
-        index,
-        target.predicate,
-        value,
-        cand.fact,
-        now,
-        status="candidate",
-        conflict_set_id=cs.id,
+        event, index, predicate, value, cand.fact, now, status="candidate", conflict_set_id=cs.id
     )
     work.write(contender)
     work.write_conflict(cs)
     work.new_embeddings[contender.id] = cand.embedding
     work.changes.append(Change(kind, contender, None, cs))
-    work.outcomes.append("conflict")
+    work.outcomes.append("conflict" if reason == "value" else "flagged")
 
 
 def advance(state: SubjectState, decision: Decision) -> SubjectState:
@@ -432,4 +488,7 @@ def advance(state: SubjectState, decision: Decision) -> SubjectState:
         embeddings=embeddings,
         open_conflicts=tuple(conflicts.values()),
         conflict_candidates=tuple(cands.values()),
+        attribute_vectors=state.attribute_vectors,
+        aliases=state.aliases,
+        distinct=state.distinct,
     )

@@ -44,6 +44,8 @@ def change_messages(changes: Sequence[Change], cause: str, now: datetime) -> lis
             out.append(OutMessage(topics.FACT_CREATED, key, cid, FactCreated(**common)))
         if ch.kind in ("superseded", "merged") and ch.fact.status == "superseded":
             out.append(OutMessage(topics.FACT_SUPERSEDED, key, cid, FactSuperseded(**common)))
-        item = MemoryItemChanged(**common, change=ch.kind, conflict_set=ch.conflict_set)
+        item = MemoryItemChanged(
+            **common, change=ch.kind, conflict_set=ch.conflict_set, alias=ch.alias
+        )
         out.append(OutMessage(topics.ITEM_CHANGED, key, cid, item))
     return out

@@ -4,6 +4,9 @@ Invariants: a command only touches facts and conflict sets of its own (project, 
 a resolution leaves exactly one active fact for the predicate (the retired one first in the
 write order, so the one-active index never sees two); a command that names something
 unknown or already in the requested state is refused with a reason and changes nothing.
+Resolving a ``possible_same_attribute`` set teaches the project an alias: ``keep_existing``,
+``keep_new`` or ``choose`` mean the two predicates name one attribute (the winner keeps the
+challenged fact's predicate), ``distinct`` that they name two (both stay active).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from processors.adjudication import Change, ChangeKindT, Decision
+from schemas.aliases import PredicateAlias
 from schemas.commands import Command
 from schemas.facts import ConflictSet, Fact
 
@@ -60,6 +64,10 @@ def _pin(cmd: Command, facts: Mapping[str, Fact], now: datetime) -> Decision | R
     )
 
 
+def _newest_last(facts: list[Fact]) -> list[Fact]:
+    return sorted(facts, key=lambda f: (f.valid_from, f.created_at, f.id))
+
+
 def _resolve(
     cmd: Command,
     facts: Mapping[str, Fact],
@@ -72,15 +80,21 @@ def _resolve(
         return Refused(f"conflict set {cmd.conflict_set_id} not found")
     if cs.status != "open":
         return Refused(f"conflict set {cs.id} is already resolved")
+    if cmd.resolution == "distinct" and cs.reason != "possible_same_attribute":
+        return Refused(f"'distinct' resolves only a possible_same_attribute set, not {cs.id}")
     # Members name their set; the set's own id list is only a bounded window of them.
     members = [f for f in facts.values() if f.conflict_set_id == cs.id or f.id in cs.fact_ids]
+    contenders = _newest_last([f for f in members if f.status == "candidate"])
+    # The fact the set challenges: for a value conflict the active fact of its predicate; for
+    # a possible_same_attribute set, the active fact of the first member's predicate.
+    first = facts.get(cs.fact_ids[0])
+    keep = first.predicate if cs.reason == "possible_same_attribute" and first else cs.predicate
     active = next(
-        (f for f in facts.values() if f.status == "active" and f.predicate == cs.predicate),
+        (f for f in facts.values() if f.status == "active" and f.predicate == keep),
         None,
     )
-    contenders = [f for f in members if f.status == "candidate"]
-    if cmd.resolution == "keep_existing":
-        winner = active
+    if cmd.resolution in ("keep_existing", "distinct"):
+        winner = active if cmd.resolution == "keep_existing" else None
     elif cmd.resolution == "keep_new":
         if not contenders:
             return Refused(f"conflict set {cs.id} has no candidate left to keep")
@@ -95,8 +109,14 @@ def _resolve(
     resolved = cs.model_copy(
         update={"status": "resolved", "resolution": cmd.resolution, "resolved_at": now}
     )
+    alias = _alias(cmd, cs, keep, now)
     writes: list[Fact] = []
     changes: list[Change] = []
+    if cmd.resolution == "distinct" and contenders:
+        # Different attributes: the newest contender becomes the active fact of its own
+        # predicate; the challenged fact is untouched.
+        winner = contenders[-1]
+        active = None
     if winner is not None and active is not None and winner.id != active.id:
         retired = active.model_copy(
             update={
@@ -108,28 +128,43 @@ def _resolve(
             }
         )
         writes.append(retired)
-        changes.append(Change("superseded", retired, active, resolved))
+        changes.append(Change("superseded", retired, active, resolved, alias))
     for f in contenders:
         if winner is not None and f.id == winner.id:
-            promoted = f.model_copy(
-                update={
-                    "status": "active",
-                    "supersedes_id": active.id if active is not None else f.supersedes_id,
-                    "updated_at": now,
-                }
-            )
+            update: dict[str, object] = {"status": "active", "updated_at": now}
+            if active is not None:
+                # Same attribute: the winner takes the name the project keeps for it.
+                update |= {"supersedes_id": active.id, "predicate": keep}
+            promoted = f.model_copy(update=update)
             writes.append(promoted)
-            changes.append(Change("conflict_resolved", promoted, f, resolved))
+            changes.append(Change("conflict_resolved", promoted, f, resolved, alias))
         else:
             rejected = f.model_copy(update={"status": "rejected", "updated_at": now})
             writes.append(rejected)
-            changes.append(Change("conflict_resolved", rejected, f, resolved))
+            changes.append(Change("conflict_resolved", rejected, f, resolved, alias))
     if not changes and active is not None:
         # Nothing left to reject: still record the resolution as one change on the survivor.
-        changes.append(Change("conflict_resolved", active, active, resolved))
+        changes.append(Change("conflict_resolved", active, active, resolved, alias))
     return Decision(
         outcomes=(),
         fact_writes=tuple(writes),
         conflict_writes=(resolved,),
         changes=tuple(changes),
+        aliases=() if alias is None else (alias,),
+    )
+
+
+def _alias(cmd: Command, cs: ConflictSet, keep: str | None, now: datetime) -> PredicateAlias | None:
+    """What a possible_same_attribute resolution teaches: the two predicates are one attribute
+    (any resolution but ``distinct``), or two (``distinct``)."""
+    if cs.reason != "possible_same_attribute" or keep is None or keep == cs.predicate:
+        return None
+    return PredicateAlias(
+        project_id=cs.project_id,
+        predicate=cs.predicate,
+        target=keep,
+        kind="distinct" if cmd.resolution == "distinct" else "same",
+        conflict_set_id=cs.id,
+        command_id=cmd.command_id,
+        created_at=now,
     )

@@ -55,6 +55,7 @@ from typing import Any
 
 from processors.jsontext import json_root, json_schema_format
 from processors.normalize import canonical_value
+from processors.resolution import handle
 from schemas.base import PREDICATE_PATTERN
 from schemas.events import RawEvent
 from schemas.facts import Fact
@@ -81,6 +82,11 @@ CANDIDATE_JSON_SCHEMA: dict[str, Any] = {
         },
         "action": {"type": "string", "enum": ["create", "supersede"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "target": {
+            "type": ["string", "null"],
+            "description": "the handle (f:xxxxxxxx) of the listed active fact this candidate "
+            "restates or changes; null when it is about no listed fact",
+        },
     },
     "required": ["predicate", "value", "statement", "action", "confidence"],
     "additionalProperties": False,
@@ -106,7 +112,9 @@ Reply with one JSON object: {{"candidates": [...]}}. Each candidate is an object
 - "statement": one short natural-language sentence stating the memory (required for a note);
 - "action": "create" for something new or restated, "supersede" when the event says an
   existing fact has changed (the subject moved, changed jobs, sold a bike, ...);
-- "confidence": a number from 0 to 1.
+- "confidence": a number from 0 to 1;
+- "target": the handle (like "f:1a2b3c4d") of the listed active fact the candidate restates
+  or changes, or null.
 A note is a memory that is not an attribute with a single current value (a preference
 explanation, a standing instruction, an episode): predicate and value null, statement set.
 Rules:
@@ -174,7 +182,8 @@ class MalformedResponse(ValueError):
 def _active_line(fact: Fact) -> str:
     if fact.predicate is None:
         return f"- note: {json.dumps(fact.statement or '', ensure_ascii=False)}"
-    return f"- {fact.predicate} = {canonical_value(fact.value)}"
+    # The handle lets the model name the fact it means (``target``), whatever it calls it.
+    return f"- [f:{handle(fact.id)}] {fact.predicate} = {canonical_value(fact.value)}"
 
 
 def _facts_block(active: Sequence[Fact]) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from schemas.aliases import PredicateAlias
 from schemas.base import AwareDatetime, Frozen, ScopeId
 from schemas.facts import ConflictSet, Fact
 
@@ -62,6 +63,15 @@ class ConflictsResponse(Frozen):
     schema_version: Literal[1] = API_VERSION
     project_id: ScopeId | None = None
     conflicts: tuple[ConflictReview, ...]
+    next_cursor: str | None = None
+
+
+class AliasesResponse(Frozen):
+    """One page of a project's learned predicate aliases."""
+
+    schema_version: Literal[1] = API_VERSION
+    project_id: ScopeId
+    aliases: tuple[PredicateAlias, ...]
     next_cursor: str | None = None
 
 

@@ -85,14 +85,24 @@ MESSAGES: dict[str, tuple[type[BaseModel] | None, str, dict[str, Any] | None, st
         "A change event the relay could not publish after repeated refusals (or a stub naming "
         "it). Later changes of the same key were published without waiting for it.",
     ),
-    "Command": (Command, SUBJECT_KEY, None, "pin / unpin / resolve_conflict."),
+    "Command": (
+        Command,
+        SUBJECT_KEY,
+        None,
+        "pin / unpin / resolve_conflict (keep_existing, keep_new, choose, distinct) / erase "
+        "(a subject, or one fact with its history).",
+    ),
     "FactCreated": (FactCreated, SUBJECT_KEY, _CHANGE_HEADERS, "A fact was created."),
     "FactSuperseded": (FactSuperseded, SUBJECT_KEY, _CHANGE_HEADERS, "A fact was superseded."),
     "MemoryItemChanged": (
         MemoryItemChanged,
         SUBJECT_KEY,
         _CHANGE_HEADERS,
-        "Every committed change (created, reinforced, superseded, conflict_*, pin, merged).",
+        "Every committed change (created, reinforced, superseded, conflict_*, pin, merged, "
+        "erased). An `erased` change carries no fact and no value: `erased` lists the ids and "
+        "counts of what the erasure removed (at most 16 ids of each kind), so a consumer can "
+        "purge its own copies of that subject or fact; later changes of the subject are "
+        "new truth.",
     ),
     "ScheduleCheckpoint": (
         hygiene.ScheduleCheckpoint,
@@ -161,6 +171,7 @@ HTTP_RESPONSES: dict[str, type[BaseModel]] = {
     "conflicts": api.ConflictsResponse,
     "context": api.ContextResponse,
     "sources": api.SourcesResponse,
+    "aliases": api.AliasesResponse,
     "status": hygiene.Status,
     "consolidate": hygiene.RunResponse,
 }

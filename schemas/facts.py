@@ -11,16 +11,33 @@ The full lists live in PostgreSQL and are read page by page (CLI ``sources``, HT
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from schemas.base import MAX_LISTED_IDS, AwareDatetime, Frozen, Predicate, ScopeId
 
 FACT_VERSION: Literal[1] = 1
 
 FactStatus = Literal["candidate", "active", "superseded", "rejected"]
+# Why a conflict set is open: two values of one attribute, or two predicates that may name
+# one attribute (a human or the judge decides; ``distinct`` keeps both).
+ConflictReason = Literal["value", "possible_same_attribute"]
+Resolution = Literal["keep_existing", "keep_new", "choose", "distinct"]
+# A handle the extractor may name (``target``) for the active fact it means: ``f:`` and the
+# first 8 characters of the fact's id, as the prompt lists them.
+HANDLE_PATTERN = r"^(f:)?[0-9a-f]{8}$"
+
+
+def _handle_or_none(value: Any) -> Any:
+    # An invalid handle is ignored, never fatal: the candidate is resolved as if it had none.
+    if isinstance(value, str) and re.fullmatch(HANDLE_PATTERN, value.strip().lower()):
+        return value.strip().lower().removeprefix("f:")
+    return None
+
+
 SupersededReason = Literal["event", "dedup", "conflict_resolution"]
 Action = Literal["create", "supersede"]
 Statement = Annotated[str, Field(min_length=1, max_length=4096)]
@@ -36,6 +53,9 @@ class ExtractedFact(Frozen):
     confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
     # Accepted for compatibility with extractors that echo it; scope comes from the event.
     subject_id: str | None = None
+    # The handle of the active fact this candidate restates or replaces (see HANDLE_PATTERN);
+    # anything else is read as no handle.
+    target: Annotated[str | None, BeforeValidator(_handle_or_none)] = None
 
     @model_validator(mode="after")
     def _shape(self) -> ExtractedFact:
@@ -96,11 +116,12 @@ class ConflictSet(Frozen):
     subject_id: ScopeId
     predicate: Predicate
     status: Literal["open", "resolved"]
+    reason: ConflictReason = "value"
     # The fact the set challenges first, then the newest contenders (at most MAX_LISTED_IDS).
     fact_ids: Annotated[tuple[str, ...], Field(min_length=1, max_length=MAX_LISTED_IDS)]
     # Every member (challenged fact + contenders) ever added; 0 on input: count the list.
     fact_count: Annotated[int, Field(ge=0)] = 0
-    resolution: Literal["keep_existing", "keep_new", "choose"] | None = None
+    resolution: Resolution | None = None
     created_at: AwareDatetime
     resolved_at: datetime | None = None
 

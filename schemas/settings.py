@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     # One limit for every message, everywhere: librdkafka (message.max.bytes), aiokafka
     # (max_request_size, max_partition_fetch_bytes) and max.message.bytes on created topics.
     kafka_max_message_bytes: int = Field(default=1_000_000, ge=64 * 1024, le=100_000_000)
+    # retention.ms of the delete-policy topics the worker creates (raw events, retries,
+    # dead letters, change events): how long an erased subject's raw messages can outlive
+    # the erasure in the log. Compacted topics keep their latest record.
+    kafka_retention_hours: float = Field(default=168.0, gt=0)
 
     # --- PostgreSQL (None = the embedded server under state_dir/pg) ---
     database_url: str | None = None
@@ -89,9 +93,19 @@ class Settings(BaseSettings):
     # Candidate texts ("predicate json(value)", statements) recently embedded are reused
     # (LRU entries, ~1.7 KB each at 384 dimensions: 10,000 = 17 MiB); 0 turns the cache off.
     embed_cache_size: int = Field(default=10_000, ge=0)
-    # Cosine distance at or below which a differently named active fact is the same concept.
-    # Calibrated for the default model with `consolidator calibrate` (see README).
+    # Attribute resolution (processors.attributes): the cosine distance between two
+    # predicates' humanised embeddings at or below which they are the same attribute, unless
+    # a number or qualifier tells them apart. Calibrated per model by `consolidator calibrate`.
     semantic_threshold: float = Field(default=0.17, ge=0, le=2)
+    # Above it and up to these, the pair is unsure: the candidate waits in a
+    # possible_same_attribute conflict set. A supersede says a target exists: a wider band.
+    semantic_unsure_create: float = Field(default=0.4, ge=0, le=2)
+    semantic_unsure_supersede: float = Field(default=0.57, ge=0, le=2)
+    # Added to the distance when the two values share no key (shape is evidence, not proof).
+    semantic_shape_penalty: float = Field(default=0.05, ge=0, le=2)
+    # Ask the LLM (openai provider) about the unsure pairs of each batch, in one call; its
+    # decisions become resolve commands on memory.commands (fail-soft, off by default).
+    attribute_judge_enabled: bool = False
 
     # --- worker ---
     batch_size: int = Field(default=256, ge=1)

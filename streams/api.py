@@ -325,6 +325,14 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         async with reads.store() as store:
             return ok_json(await _paged(context.sources(store, project, fact, limit, cursor)))
 
+    async def v1_aliases(request: Any) -> Any:
+        q = _params(request, {"project", "limit", "cursor"})
+        project = _scope(q, "project")
+        limit, cursor = _limit(q), _cursor(q)
+        assert project
+        async with reads.store() as store:
+            return ok_json(await _paged(context.aliases(store, project, limit, cursor)))
+
     async def v1_context(request: Any) -> Any:
         q = _params(request, {"project", "subject", "query", "k", "limit", "cursor"})
         project, subject = _scope(q, "project"), _scope(q, "subject")
@@ -353,6 +361,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         ("/v1/conflicts", v1_conflicts, False),
         ("/v1/context", v1_context, False),
         ("/v1/sources", v1_sources, False),
+        ("/v1/aliases", v1_aliases, False),
     ):
         app.page(path)(guarded(handler, open_view))
 

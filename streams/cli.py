@@ -221,6 +221,29 @@ def cmd_sources(args: argparse.Namespace, s: Settings) -> int:
     return 0
 
 
+def cmd_aliases(args: argparse.Namespace, s: Settings) -> int:
+    """A project's learned predicate aliases (from resolved possible_same_attribute sets)."""
+
+    async def q(store: Any) -> tuple[list[Any], str | None]:
+        page: tuple[list[Any], str | None] = await store.aliases_page(
+            args.project, args.limit, args.cursor
+        )
+        return page
+
+    try:
+        found, nxt = asyncio.run(_with_store(s, q))
+    except ValueError as exc:
+        return _fail(f"--cursor: {exc}")
+    if args.json:
+        _dump([a.model_dump(mode="json") for a in found])
+    else:
+        for a in found:
+            sign = "=" if a.kind == "same" else "!="
+            print(f"{a.predicate} {sign} {a.target}  (set {(a.conflict_set_id or '-')[:8]})")
+    _next_page(nxt)
+    return 0
+
+
 def cmd_conflicts(args: argparse.Namespace, s: Settings) -> int:
     async def q(store: Any) -> tuple[list[ConflictSet], dict[str, Fact], str | None]:
         sets, nxt = await store.conflicts_page(args.project, "open", args.limit, args.cursor)
@@ -236,7 +259,8 @@ def cmd_conflicts(args: argparse.Namespace, s: Settings) -> int:
         _dump([c.model_dump(mode="json") for c in sets])
         return 0
     for c in sets:
-        print(f"conflict {c.id}  {c.project_id}/{c.subject_id}  {c.predicate}")
+        why = "" if c.reason == "value" else f"  [{c.reason}]"
+        print(f"conflict {c.id}  {c.project_id}/{c.subject_id}  {c.predicate}{why}")
         for fid in c.fact_ids:
             f = facts.get(fid)
             if f:
@@ -274,7 +298,8 @@ def _send_and_wait(s: Settings, cmd: Command, wait: bool, timeout: float) -> int
     # The change event follows the commit through the outbox relay: wait to observe it.
     for _topic, change in sdk.subscribe(s, ["memory.item-changed"], True, timeout=timeout):
         if change.get("cause") == cmd.command_id and change.get("project_id") == cmd.project_id:
-            print(f"{cmd.type} applied: {change['change']} {change['fact']['id']}")
+            what = (change.get("fact") or {}).get("id") or cmd.fact_id or cmd.subject_id
+            print(f"{cmd.type} applied: {change['change']} {what}")
             return 0
     return _fail(f"command {cmd.command_id} applied but its change event was not observed")
 
@@ -299,9 +324,18 @@ def cmd_resolve(args: argparse.Namespace, s: Settings) -> int:
         fields = {"resolution": "choose", "choose_fact_id": args.choose}
     elif args.keep_new:
         fields = {"resolution": "keep_new"}
+    elif args.distinct:
+        fields = {"resolution": "distinct"}
     else:
         fields = {"resolution": "keep_existing"}
     cmd = _command(args, type="resolve_conflict", conflict_set_id=args.conflict_id, **fields)
+    return _send_and_wait(s, cmd, not args.no_wait, args.timeout)
+
+
+def cmd_erase(args: argparse.Namespace, s: Settings) -> int:
+    """Forget a subject, or one fact of it, everywhere PostgreSQL holds it (through
+    memory.commands, applied by the subject's partition owner)."""
+    cmd = _command(args, type="erase", fact_id=args.fact)
     return _send_and_wait(s, cmd, not args.no_wait, args.timeout)
 
 
@@ -373,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     _paging(c, default=None)
     c.set_defaults(fn=cmd_conflicts)
 
+    al = sub.add_parser("aliases", help="a project's learned predicate aliases")
+    al.add_argument("--project", required=True)
+    al.add_argument("--json", action="store_true")
+    _paging(al, default=None)
+    al.set_defaults(fn=cmd_aliases)
+
     so = sub.add_parser("sources", help="a fact's full provenance, page by page")
     so.add_argument("--project", required=True)
     so.add_argument("fact_id")
@@ -398,10 +438,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--keep-existing", action="store_true")
     g.add_argument("--keep-new", action="store_true")
     g.add_argument("--choose", metavar="FACT_ID")
+    g.add_argument(
+        "--distinct",
+        action="store_true",
+        help="a possible_same_attribute set: different attributes, both stay active",
+    )
     rs.add_argument("--command-id")
     rs.add_argument("--no-wait", action="store_true")
     rs.add_argument("--timeout", type=float, default=30.0)
     rs.set_defaults(fn=cmd_resolve)
+
+    er = sub.add_parser("erase", help="forget a subject (or one fact) everywhere we hold it")
+    er.add_argument("--project", required=True)
+    er.add_argument("--subject", required=True)
+    er.add_argument("--fact", help="one fact (with its history) instead of the whole subject")
+    er.add_argument("--command-id")
+    er.add_argument("--no-wait", action="store_true")
+    er.add_argument("--timeout", type=float, default=30.0)
+    er.set_defaults(fn=cmd_erase)
 
     cal = sub.add_parser("calibrate", help="calibrate the semantic threshold")
     cal.add_argument("--json", action="store_true")

@@ -24,6 +24,7 @@ import orjson
 import psycopg
 
 from schemas.api import (
+    AliasesResponse,
     ConflictReview,
     ConflictsResponse,
     ContextEvent,
@@ -74,6 +75,14 @@ async def facts(
         facts=tuple(found),
         next_cursor=nxt,
     )
+
+
+async def aliases(
+    store: Store, project: str, limit: int | None = None, cursor: str | None = None
+) -> AliasesResponse:
+    """One page of a project's learned predicate aliases."""
+    found, nxt = await store.aliases_page(project, limit, cursor)
+    return AliasesResponse(project_id=project, aliases=tuple(found), next_cursor=nxt)
 
 
 async def sources(

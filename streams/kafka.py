@@ -107,6 +107,11 @@ def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
                 config={
                     "cleanup.policy": "compact" if compacted else "delete",
                     "max.message.bytes": str(settings.kafka_max_message_bytes),
+                    **(
+                        {}
+                        if compacted
+                        else {"retention.ms": str(int(settings.kafka_retention_hours * 3.6e6))}
+                    ),
                 },
             )
         )

@@ -26,7 +26,7 @@ import signal
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -43,15 +43,21 @@ from processors.adjudication import (
     adjudicate,
     advance,
 )
-from processors.changes import change_messages
+from processors.attribute_judge import OfferedPair
+from processors.attributes import attribute
+from processors.changes import OutMessage, change_messages
 from processors.commands import Refused, apply_command
+from processors.erasure import event_erased, surviving_candidates
 from processors.normalize import embedding_text, statement_key
 from processors.validation import validate_candidates
 from schemas import topics
 from schemas.commands import Command
+from schemas.erasure import ErasureRecord
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
 from schemas.settings import Settings
+from streams import erase
+from streams.attribute_judge import AttributeJudge
 from streams.embed_cache import EmbeddingCache
 from streams.embedder import Embedder
 from streams.extractors import Extractor, MalformedOutput, ProviderError
@@ -124,6 +130,41 @@ def _reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
+def _flagged(decision: Decision, before: SubjectState) -> list[OfferedPair]:
+    """The possible_same_attribute sets a decision opened or extended, as judge questions."""
+    active = {f.id: f for f in before.active}
+    out = []
+    for ch in decision.changes:
+        cs = ch.conflict_set
+        if cs is None or cs.reason != "possible_same_attribute" or cs.status != "open":
+            continue
+        existing = active.get(cs.fact_ids[0])
+        if existing is None or existing.predicate is None or ch.fact.predicate is None:
+            continue
+        out.append(
+            OfferedPair(
+                set_id=cs.id,
+                project_id=cs.project_id,
+                subject_id=cs.subject_id,
+                candidate=ch.fact.predicate,
+                candidate_keys=tuple(sorted(ch.fact.value)),
+                existing=existing.predicate,
+                existing_keys=tuple(sorted(existing.value)),
+            )
+        )
+    return out
+
+
+def _predicates(jobs: Sequence[_Job]) -> dict[str, set[str]]:
+    """Per project, the predicates the batch's candidates use (to load their aliases)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for j in jobs:
+        for c in j.candidates:
+            if c.predicate:
+                out[j.event.project_id].add(c.predicate)
+    return out
+
+
 def _note_keys(jobs: Sequence[_Job]) -> dict[SubjectKey, set[str]]:
     """Per subject, the exact-equality keys of the batch's note candidates."""
     out: dict[SubjectKey, set[str]] = defaultdict(set)
@@ -165,10 +206,22 @@ class Pipeline:
         self.publisher = publisher
         self.metrics = metrics or Metrics()
         self.on_commit = on_commit
-        self.policy = Policy(semantic_threshold=settings.semantic_threshold)
+        self.policy = Policy(
+            semantic_threshold=settings.semantic_threshold,
+            unsure_create=settings.semantic_unsure_create,
+            unsure_supersede=settings.semantic_unsure_supersede,
+            shape_penalty=settings.semantic_shape_penalty,
+        )
         self.topics = topics.Topics(settings.topic_prefix)
         self.lock = asyncio.Lock()
         self.embed_cache = EmbeddingCache(settings.embed_cache_size)
+        # The unsure pairs the current batch flagged, offered to the optional judge after commit.
+        self.flagged: list[OfferedPair] = []
+        self.judge = (
+            AttributeJudge(settings, publisher, self.metrics)
+            if settings.attribute_judge_enabled and settings.llm_provider == "openai"
+            else None
+        )
         self.guard = IngestGuard(
             store,
             settings.group_id,
@@ -226,9 +279,12 @@ class Pipeline:
                 if self.store.broken:
                     await self.store.reconnect()
                 fresh = await self._drop_applied(jobs)
+                records = await erase.records_for(self.store.conn, [j.event for j in fresh])
+                fresh = self._drop_erased(fresh, records)
                 if not extracted:
                     await self._extract(fresh)
                     extracted = True
+                    self._forget_erased(fresh, records)
                 await self._apply([j for j in fresh if j.error is None])
                 break
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
@@ -239,8 +295,34 @@ class Pipeline:
         failed = [j for j in jobs if j.error is not None]
         if failed:
             await self._requeue(failed)
+        if self.flagged:
+            offered, self.flagged = self.flagged, []
+            if self.judge is not None:
+                await self.judge.judge(offered)
         if self.on_commit is not None:
             self.on_commit.set()
+
+    def _drop_erased(self, jobs: list[_Job], records: list[ErasureRecord]) -> list[_Job]:
+        """Events of an erased subject, at or before its erasure, are skipped whole: a replay
+        must not bring them back (they are acked, never stored)."""
+        if not records:
+            return jobs
+        kept = []
+        for j in jobs:
+            if event_erased(j.event, records):
+                self.metrics.inc("consolidator_outcomes_total", outcome="erased")
+            else:
+                kept.append(j)
+        return kept
+
+    def _forget_erased(self, jobs: list[_Job], records: list[ErasureRecord]) -> None:
+        """Candidates that restate an erased fact, from events at or before its erasure."""
+        if not records:
+            return
+        for j in jobs:
+            j.candidates, dropped = surviving_candidates(j.event, j.candidates, records)
+            if dropped:
+                self.metrics.inc("consolidator_candidates_rejected_total", dropped, reason="erased")
 
     async def _drop_applied(self, jobs: list[_Job]) -> list[_Job]:
         applied = await self.store.applied_events([j.event for j in jobs])
@@ -348,6 +430,12 @@ class Pipeline:
         candidate_texts = dict.fromkeys(
             embedding_text(c.predicate, c.value, c.statement) for j in jobs for c in j.candidates
         )
+        # The candidates' attributes (humanised predicates) recur even more: cached the same way.
+        candidate_texts.update(
+            dict.fromkeys(
+                attribute(c.predicate).text for j in jobs for c in j.candidates if c.predicate
+            )
+        )
         # Episodic contents are practically unique, so only candidate texts go through the
         # cache: "home_city {...}" recurs across events and subjects, a message rarely does.
         cached = self.embed_cache.get_many(t for t in candidate_texts if t not in contents)
@@ -371,12 +459,15 @@ class Pipeline:
         embedding = loop.run_in_executor(None, self._embed, jobs)
         keys = {(j.event.project_id, j.event.subject_id) for j in jobs}
         notes = _note_keys(jobs)
+        predicates = _predicates(jobs)
         now = datetime.now(UTC)
         try:
             async with self.store.batch(keys):
-                states = await self.store.load_states(keys, notes)
+                states = await self.store.load_states(keys, notes, predicates)
                 vectors = await embedding
-                await self._write(jobs, states, vectors, now)
+                attrs = await self._attribute_vectors(states, vectors, predicates)
+                states = {k: replace(st, attribute_vectors=attrs) for k, st in states.items()}
+                await self._write(jobs, states, vectors, now, attrs)
         finally:
             if not embedding.done():
                 await asyncio.wait([embedding])
@@ -388,13 +479,17 @@ class Pipeline:
         states: dict[SubjectKey, SubjectState],
         vectors: dict[str, np.ndarray],
         now: datetime,
+        attrs: dict[str, np.ndarray],
     ) -> None:
         if await self._apply_batch(jobs, states, vectors, now):
             return
         # Something in the batch failed: redo it event by event from fresh state, so only
         # the failing event is rolled back and re-queued.
         states = await self.store.load_states(
-            {(j.event.project_id, j.event.subject_id) for j in jobs}, _note_keys(jobs)
+            {(j.event.project_id, j.event.subject_id) for j in jobs},
+            _note_keys(jobs),
+            _predicates(jobs),
+            attrs,
         )
         for j in jobs:
             await self._apply_isolated(j, states, vectors, now)
@@ -410,6 +505,7 @@ class Pipeline:
         pipelined statements inside one savepoint. False, with nothing written, when any part
         fails or an event turns out to be stored already (a concurrent owner got there first)."""
         local = dict(states)
+        flagged: list[OfferedPair] = []
         seen: set[tuple[str, str]] = set()
         fresh: list[tuple[_Job, Decision]] = []
         outcomes: list[str] = []
@@ -422,6 +518,7 @@ class Pipeline:
                 seen.add((ev.project_id, ev.event_id))
                 key = (ev.project_id, ev.subject_id)
                 decision = self._decide(j, local[key], vectors, now)
+                flagged += _flagged(decision, local[key])
                 local[key] = advance(local[key], decision)
                 fresh.append((j, decision))
                 outcomes.extend(decision.outcomes)
@@ -451,6 +548,7 @@ class Pipeline:
             log.info("batch write failed (%s); isolating events", type(exc).__name__)
             return False
         states.update(local)
+        self.flagged += flagged
         for outcome in outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
         for j, _d in fresh:
@@ -478,11 +576,41 @@ class Pipeline:
             self.metrics.inc("consolidator_event_failures_total", reason="internal")
             j.fail(exc)
 
+    async def _attribute_vectors(
+        self,
+        states: dict[SubjectKey, SubjectState],
+        vectors: dict[str, np.ndarray],
+        predicates: dict[str, set[str]],
+    ) -> dict[str, np.ndarray]:
+        """Attribute embeddings by predicate: the candidates' (embedded with the batch) and
+        the loaded active facts' (from the cache, or embedded now in one call)."""
+        known = {f.predicate for st in states.values() for f in st.active if f.predicate}
+        known |= {p for found in predicates.values() for p in found}
+        texts = {p: attribute(p).text for p in known}
+        have = {t: vectors[t] for t in texts.values() if t in vectors}
+        have |= self.embed_cache.get_many(t for t in texts.values() if t not in have)
+        missing = sorted({t for t in texts.values() if t not in have})
+        if missing:
+            loop = asyncio.get_running_loop()
+            fresh = await loop.run_in_executor(None, self.embedder.embed, missing)
+            got = dict(zip(missing, fresh, strict=True))
+            self.embed_cache.put_many(got)
+            have |= got
+        return {p: have[t] for p, t in texts.items()}
+
     def _decide(
-        self, job: _Job, state: SubjectState, vectors: dict[str, np.ndarray], now: datetime
+        self,
+        job: _Job,
+        state: SubjectState,
+        vectors: dict[str, np.ndarray],
+        now: datetime,
     ) -> Decision:
         cands = [
-            Candidate(c, vectors[embedding_text(c.predicate, c.value, c.statement)])
+            Candidate(
+                c,
+                vectors[embedding_text(c.predicate, c.value, c.statement)],
+                None if c.predicate is None else vectors.get(attribute(c.predicate).text),
+            )
             for c in job.candidates
         ]
         return adjudicate(job.event, cands, state, self.policy, now)
@@ -511,6 +639,7 @@ class Pipeline:
             return state
         decision = self._decide(job, state, vectors, now)
         await self.store.apply(decision, change_messages(decision.changes, ev.event_id, now))
+        self.flagged += _flagged(decision, state)
         for outcome in decision.outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
         self._observe_latency(job)
@@ -552,6 +681,9 @@ class Pipeline:
         async with self.store.batch([(cmd.project_id, cmd.subject_id)]):
             if await self.store.command_applied(cmd.project_id, cmd.command_id):
                 return
+            if cmd.type == "erase":
+                await self._erase(cmd, now)
+                return
             facts, conflicts = await self.store.command_state(cmd)
             result = apply_command(cmd, facts, conflicts, now)
             if isinstance(result, Refused):
@@ -566,6 +698,29 @@ class Pipeline:
                 cmd.command_id, cmd.project_id, cmd.subject_id, "applied"
             )
             self.metrics.inc("consolidator_commands_total", outcome="applied")
+
+    async def _erase(self, cmd: Command, now: datetime) -> None:
+        done = await erase.erase(self.store.conn, cmd, self.settings.topic_prefix, now)
+        if isinstance(done, str):
+            self.metrics.inc("consolidator_commands_total", outcome="refused")
+            log.warning("command %s refused: %s", cmd.command_id, done)
+            await self.store.record_command(
+                cmd.command_id, cmd.project_id, cmd.subject_id, f"refused: {done}"
+            )
+            return
+        record, (topic, key, value) = done
+        await self.store.enqueue([OutMessage(topic, key, value.change_id, value)])
+        await self.store.record_command(cmd.command_id, cmd.project_id, cmd.subject_id, "applied")
+        self.metrics.inc("consolidator_commands_total", outcome="applied")
+        self.metrics.inc(
+            "consolidator_erasures_total", scope="fact" if record.fact_id else "subject"
+        )
+        log.info(
+            "erased %s/%s%s",
+            cmd.project_id,
+            cmd.subject_id,
+            f" fact {cmd.fact_id}" if cmd.fact_id else "",
+        )
 
     # --- failure routing ---
 

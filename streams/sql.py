@@ -9,7 +9,9 @@ Invariants enforced by the database itself, so a bug elsewhere fails loudly:
   repeated refusals;
 - ``fact_sources``: every source event of every fact (a fact row keeps the newest window);
 - ``commands_applied``: one row per (project_id, command_id);
-- ``ingest_attempts``: a row per consumed message whose work started and did not finish.
+- ``ingest_attempts``: a row per consumed message whose work started and did not finish;
+- ``erasures``: one content-free row per applied erasure (project, subject, fact id, a hash
+  of the erased attribute's name, time, command id).
 """
 
 from __future__ import annotations
@@ -79,8 +81,26 @@ def ddl(dim: int) -> list[str]:
             created_at timestamptz NOT NULL,
             resolved_at timestamptz
         )""",
-        """CREATE UNIQUE INDEX IF NOT EXISTS conflicts_one_open
-           ON conflict_sets (project_id, subject_id, predicate) WHERE status = 'open'""",
+        "ALTER TABLE conflict_sets ADD COLUMN IF NOT EXISTS reason text NOT NULL DEFAULT 'value'",
+        # One open set per (subject, predicate) and reason: a possible_same_attribute set is
+        # keyed by the candidate's predicate, a value conflict by the active fact's.
+        "DROP INDEX IF EXISTS conflicts_one_open",
+        """CREATE UNIQUE INDEX IF NOT EXISTS conflicts_one_open_reason
+           ON conflict_sets (project_id, subject_id, predicate, reason) WHERE status = 'open'""",
+        # Learned predicate aliases (processors.commands): made by resolutions, per project.
+        """
+        CREATE TABLE IF NOT EXISTS predicate_aliases (
+            project_id text NOT NULL,
+            predicate text NOT NULL,
+            target text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('same', 'distinct')),
+            conflict_set_id text,
+            command_id text,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (project_id, predicate, target)
+        )""",
+        """CREATE INDEX IF NOT EXISTS predicate_aliases_target
+           ON predicate_aliases (project_id, target)""",
         """
         CREATE TABLE IF NOT EXISTS commands_applied (
             command_id text NOT NULL,
@@ -140,6 +160,18 @@ def ddl(dim: int) -> list[str]:
         # Defaults only after the backfill above (0 reads as "count the listed ids").
         "ALTER TABLE facts ALTER COLUMN source_count SET DEFAULT 0",
         "ALTER TABLE conflict_sets ALTER COLUMN fact_count SET DEFAULT 0",
+        # Erasure records (streams.erase): content-free, they keep a forgotten scope forgotten.
+        """
+        CREATE TABLE IF NOT EXISTS erasures (
+            project_id text NOT NULL,
+            subject_id text NOT NULL,
+            fact_id text,
+            attribute_key text,
+            erased_at timestamptz NOT NULL,
+            command_id text NOT NULL,
+            PRIMARY KEY (project_id, command_id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS erasures_subject ON erasures (project_id, subject_id)",
         # Poison-pill bookkeeping: a row per message whose work started and has not ended.
         """
         CREATE TABLE IF NOT EXISTS ingest_attempts (
@@ -247,6 +279,7 @@ CONFLICT_COLUMNS = (
     "subject_id",
     "predicate",
     "status",
+    "reason",
     "fact_ids",
     "fact_count",
     "resolution",

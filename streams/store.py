@@ -29,6 +29,8 @@ from psycopg.types.json import Jsonb, set_json_dumps
 from processors.adjudication import Decision, SubjectState, Vector
 from processors.changes import OutMessage
 from processors.normalize import statement_key
+from processors.resolution import alias_maps
+from schemas.aliases import PredicateAlias
 from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, Fact
@@ -235,6 +237,8 @@ class Store:
         self,
         keys: Iterable[SubjectKey],
         note_keys: Mapping[SubjectKey, Iterable[str]] | None = None,
+        predicates: Mapping[str, Iterable[str]] | None = None,
+        attribute_vectors: Mapping[str, Vector] | None = None,
     ) -> dict[SubjectKey, SubjectState]:
         """Each subject's decision state: active facts with their embeddings, the open
         conflict sets with their contenders, and of the active notes only those whose
@@ -288,15 +292,99 @@ class Store:
         opened: dict[SubjectKey, list[ConflictSet]] = {k: [] for k in keys}
         for r in conflicts:
             opened[(r["project_id"], r["subject_id"])].append(_conflict(r))
+        aliases = await self.aliases_for(predicates or {})
+        empty: tuple[dict[str, frozenset[str]], frozenset[frozenset[str]]] = ({}, frozenset())
         return {
             k: SubjectState(
                 active=tuple(active[k]),
                 embeddings=embs[k],
                 open_conflicts=tuple(opened[k]),
                 conflict_candidates=tuple(cands[k]),
+                attribute_vectors=attribute_vectors or {},
+                aliases=aliases.get(k[0], empty)[0],
+                distinct=aliases.get(k[0], empty)[1],
             )
             for k in keys
         }
+
+    async def aliases_for(
+        self, predicates: Mapping[str, Iterable[str]]
+    ) -> dict[str, tuple[dict[str, frozenset[str]], frozenset[frozenset[str]]]]:
+        """Per project, the learned aliases that touch the given predicates (not all of a
+        project's aliases: they only grow)."""
+        pairs = [(p, pred) for p, preds in predicates.items() for pred in set(preds)]
+        if not pairs:
+            return {}
+        cur = await self.conn.execute(
+            """SELECT a.project_id, a.predicate, a.target, a.kind FROM predicate_aliases a
+               JOIN unnest(%s::text[], %s::text[]) AS q(project_id, predicate)
+               ON a.project_id = q.project_id
+               AND (a.predicate = q.predicate OR a.target = q.predicate)""",
+            ([p for p, _ in pairs], [q for _, q in pairs]),
+        )
+        rows: dict[str, list[tuple[str, str, str]]] = {}
+        for r in await cur.fetchall():
+            rows.setdefault(r["project_id"], []).append((r["predicate"], r["target"], r["kind"]))
+        return {project: alias_maps(found) for project, found in rows.items()}
+
+    async def record_aliases(self, aliases: Sequence[PredicateAlias]) -> None:
+        """Write what resolutions taught (the latest decision on a pair wins)."""
+        if not aliases:
+            return
+        async with self.conn.cursor() as cur:
+            await cur.executemany(
+                """INSERT INTO predicate_aliases (project_id, predicate, target, kind,
+                   conflict_set_id, command_id, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)
+                   ON CONFLICT (project_id, predicate, target) DO UPDATE SET kind = EXCLUDED.kind,
+                   conflict_set_id = EXCLUDED.conflict_set_id,
+                   command_id = EXCLUDED.command_id, created_at = EXCLUDED.created_at""",
+                [
+                    (
+                        a.project_id,
+                        a.predicate,
+                        a.target,
+                        a.kind,
+                        a.conflict_set_id,
+                        a.command_id,
+                        a.created_at,
+                    )
+                    for a in aliases
+                ],
+            )
+
+    async def aliases_page(
+        self, project: str, limit: int | None = None, cursor: str | None = None
+    ) -> tuple[list[PredicateAlias], str | None]:
+        """A project's learned aliases in (predicate, target) order, one page at a time."""
+        after = read_cursor(cursor, (str, str)) if cursor else None
+        cur = await self.conn.execute(
+            """SELECT * FROM predicate_aliases WHERE project_id = %s
+               AND (%s::text IS NULL OR (predicate, target) > (%s, %s))
+               ORDER BY predicate, target LIMIT %s""",
+            (
+                project,
+                after[0] if after else None,
+                after[0] if after else None,
+                after[1] if after else None,
+                None if limit is None else limit + 1,
+            ),
+        )
+        found = [
+            PredicateAlias.model_construct(
+                project_id=r["project_id"],
+                predicate=r["predicate"],
+                target=r["target"],
+                kind=r["kind"],
+                conflict_set_id=r["conflict_set_id"],
+                command_id=r["command_id"],
+                created_at=r["created_at"],
+            )
+            for r in await cur.fetchall()
+        ]
+        if limit is None or len(found) <= limit:
+            return found, None
+        last = found[limit - 1]
+        return found[:limit], _page_cursor((last.predicate, last.target))
 
     # --- the write path ---
 
@@ -348,6 +436,7 @@ class Store:
             if conflicts:
                 await cur.executemany(sql.UPSERT_CONFLICT, conflicts)
         await self.record_sources(decisions)
+        await self.record_aliases([a for d in decisions for a in d.aliases])
         await self.enqueue(messages)
 
     async def record_sources(self, decisions: Sequence[Decision]) -> None:
@@ -386,6 +475,7 @@ class Store:
                     sql.UPSERT_CONFLICT, [_conflict_params(c) for c in decision.conflict_writes]
                 )
         await self.record_sources([decision])
+        await self.record_aliases(decision.aliases)
         await self.enqueue(messages)
 
     async def enqueue(self, messages: Sequence[OutMessage]) -> None:
@@ -451,12 +541,16 @@ class Store:
         cur = await self.conn.execute(
             """SELECT * FROM facts WHERE project_id = %s AND subject_id = %s AND (
                    id = ANY(%s) OR conflict_set_id = %s
-                   OR (status = 'active' AND predicate = %s))""",
+                   OR (status = 'active' AND predicate = %s)
+                   OR (status = 'active' AND predicate = (SELECT f.predicate FROM facts f
+                       WHERE f.id = %s AND f.project_id = %s)))""",
             (
                 *scope,
                 named + (list(cs.fact_ids) if cs else []),
                 cs.id if cs else None,
                 cs.predicate if cs else None,
+                cs.fact_ids[0] if cs else None,
+                cmd.project_id,
             ),
         )
         return {r["id"]: _fact(r) for r in await cur.fetchall()}, conflicts

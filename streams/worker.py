@@ -30,7 +30,7 @@ import faust
 from processors.envelopes import due_at
 from schemas import topics
 from schemas.settings import Settings
-from streams import api, api_auth, hygiene_worker, safety
+from streams import api, api_auth, api_erase, hygiene_worker, safety
 from streams.embedder import make_embedder
 from streams.extractors import make_extractor
 from streams.kafka import Publisher, aiokafka_config, ensure_topics
@@ -200,6 +200,7 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
         await relay.run()
 
     api.install(app, rt, settings)
+    api_erase.install(app, rt, settings)
     hygiene_worker.install(app, rt, settings)
 
     return app, rt

@@ -11,6 +11,7 @@ import math
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -71,11 +72,17 @@ def event(eid: str, hours: float = 0.0, **kw: Any) -> RawEvent:
 
 
 def fact(
-    predicate: str, value: dict[str, Any], action: str = "create", emb: Vector | None = None, **kw
+    predicate: str,
+    value: dict[str, Any],
+    action: str = "create",
+    emb: Vector | None = None,
+    attr: Vector | None = None,
+    **kw: Any,
 ) -> Candidate:
     return Candidate(
         ExtractedFact(predicate=predicate, value=value, action=action, **kw),  # type: ignore[arg-type]
         basis(0) if emb is None else emb,
+        attr,
     )
 
 
@@ -423,58 +430,92 @@ def test_event_at_exactly_valid_from_is_not_late() -> None:
 # --- semantic fallback -----------------------------------------------------------------------
 
 
+def with_attributes(state: SubjectState, vectors: dict[str, Vector]) -> SubjectState:
+    return replace(state, attribute_vectors={**state.attribute_vectors, **vectors})
+
+
 def test_semantic_match_within_threshold_resolves_to_active_fact() -> None:
-    active, state = seeded({"value": "Paris"})  # home_city, embedding basis(0)
+    # Attributes, not values: the predicates' vectors are what is compared.
+    active, state = seeded({"value": "Paris"}, predicate="residence_city")
     near = at_distance(0, 1, 0.05)
     assert cosine_distance(near, basis(0)) == pytest.approx(0.05, abs=1e-6)
-    d, after = run(event("e1", 1), [fact("city", {"value": "Lyon"}, "supersede", near)], state)
+    state = with_attributes(state, {"residence_city": basis(0)})
+    cand = fact("living_city", {"value": "Lyon"}, "supersede", emb=basis(5), attr=near)
+    d, after = run(event("e1", 1), [cand], state)
     assert d.outcomes == ("superseded",)
     retired, successor = d.fact_writes
     assert retired.id == active.id
-    assert successor.predicate == "home_city"  # adopts the target's predicate
-    assert d.semantic_matches == (("city", "home_city", 0.05),)
-    assert [f.predicate for f in after.active] == ["home_city"]
+    assert successor.predicate == "residence_city"  # adopts the target's predicate
+    assert d.semantic_matches == (("living_city", "residence_city", 0.05),)
+    assert [f.predicate for f in after.active] == ["residence_city"]
 
-    d2, _ = run(event("e2", 2), [fact("city", {"value": "Lyon"}, emb=near)], after)
+    d2, _ = run(event("e2", 2), [fact("living_city", {"value": "Lyon"}, attr=near)], after)
     assert d2.outcomes == ("reinforced",)
 
 
 def test_semantic_match_outside_threshold_creates_new_fact() -> None:
-    active, state = seeded({"value": "Paris"})
+    active, state = seeded({"value": "Paris"}, predicate="residence_city")
+    state = with_attributes(state, {"residence_city": basis(0)})
     far = at_distance(0, 1, 0.2)
-    d, after = run(event("e1", 1), [fact("city", {"value": "Lyon"}, "supersede", far)], state)
+    cand = fact("living_city", {"value": "Lyon"}, "create", attr=far)
+    d, after = run(event("e1", 1), [cand], state)
     assert d.outcomes == ("created",)
     (created,) = d.fact_writes
-    assert created.predicate == "city"
+    assert created.predicate == "living_city"
     assert d.semantic_matches == ()
-    assert {f.predicate for f in after.active} == {"home_city", "city"}
+    assert {f.predicate for f in after.active} == {"residence_city", "living_city"}
     assert active in after.active
 
 
 def test_semantic_threshold_is_inclusive() -> None:
     # Orthogonal basis vectors are exactly 1.0 apart.
-    _, state = seeded({"value": "Paris"})
+    _, state = seeded({"value": "Paris"}, predicate="residence_city")
+    state = with_attributes(state, {"residence_city": basis(0)})
     d, _ = run(
         event("e1", 1),
-        [fact("city", {"value": "Paris"}, emb=basis(1))],
+        [fact("living_city", {"value": "Paris"}, attr=basis(1))],
         state,
         Policy(semantic_threshold=1.0),
     )
     assert d.outcomes == ("reinforced",)
-    assert d.semantic_matches == (("city", "home_city", 1.0),)
+    assert d.semantic_matches == (("living_city", "residence_city", 1.0),)
+
+
+def test_an_unsure_pair_is_flagged_never_silent() -> None:
+    _, state = seeded({"value": "Paris"}, predicate="residence_city")
+    state = with_attributes(state, {"residence_city": basis(0)})
+    policy = Policy(semantic_threshold=0.1, unsure_create=0.3, unsure_supersede=0.5)
+    mid = at_distance(0, 1, 0.4)
+    d, after = run(
+        event("e1", 1), [fact("living_city", {"value": "Lyon"}, attr=mid)], state, policy
+    )
+    assert d.outcomes == ("created",)  # a create outside the create band: a new attribute
+    d, after = run(
+        event("e2", 2),
+        [fact("living_city", {"value": "Lyon"}, "supersede", attr=mid)],
+        state,
+        policy,
+    )
+    assert d.outcomes == ("flagged",)  # a supersede says a target exists: the wider band
+    (cs,) = after.open_conflicts
+    assert cs.reason == "possible_same_attribute" and cs.predicate == "living_city"
+    assert [f.predicate for f in after.active] == ["residence_city"]  # nothing decided
+    (contender,) = after.conflict_candidates
+    assert contender.conflict_set_id == cs.id and contender.predicate == "living_city"
 
 
 def test_semantic_picks_closest_and_exact_predicate_wins() -> None:
-    _, s1 = seeded({"value": "Paris"})  # home_city @ basis(0)
-    _, s2 = run(event("e1", 1), [fact("work_city", {"value": "Rome"}, emb=basis(2))], s1)
-    probe = at_distance(2, 0, 0.03)  # closer to work_city than to home_city
-    d, _ = run(event("e2", 2), [fact("city", {"value": "Rome"}, emb=probe)], s2)
-    assert d.semantic_matches[0][:2] == ("city", "work_city")
+    _, s1 = seeded({"value": "Paris"}, predicate="residence_city")
+    _, s2 = run(event("e1", 1), [fact("studio_location", {"value": "Rome"})], s1)
+    s2 = with_attributes(s2, {"residence_city": basis(0), "studio_location": basis(2)})
+    probe = at_distance(2, 0, 0.03)  # closer to studio_location than to residence_city
+    d, _ = run(event("e2", 2), [fact("atelier_town", {"value": "Rome"}, attr=probe)], s2)
+    assert d.semantic_matches[0][:2] == ("atelier_town", "studio_location")
     assert d.outcomes == ("reinforced",)
-    # An exact predicate always wins over a closer embedding.
-    d2, _ = run(event("e3", 3), [fact("home_city", {"value": "Paris"}, emb=basis(2))], s2)
+    # An exact predicate always wins over a closer attribute.
+    d2, _ = run(event("e3", 3), [fact("residence_city", {"value": "Paris"}, attr=basis(2))], s2)
     assert d2.outcomes == ("reinforced",)
-    assert d2.fact_writes[0].predicate == "home_city"
+    assert d2.fact_writes[0].predicate == "residence_city"
     assert d2.semantic_matches == ()
 
 
@@ -656,6 +697,7 @@ candidate_st = st.one_of(
                 action=a,
             ),
             EMBEDDINGS[p],
+            EMBEDDINGS[p],
         ),
         st.sampled_from(PREDICATES),
         st.sampled_from([0, 1, 2, 1.0]),
@@ -673,7 +715,7 @@ steps_st = st.lists(
 
 def play(steps: list[tuple[list[Candidate], int]]):
     """Apply the steps one by one; yields (event, candidates, state_before, decision, state)."""
-    state = SubjectState()
+    state = SubjectState(attribute_vectors=EMBEDDINGS)
     hours = 0
     for i, (cands, dt) in enumerate(steps):
         hours += dt
@@ -745,12 +787,7 @@ def test_property_active_order_never_changes_the_decision(steps, final, dt, rnd)
     ev = event("final", sum(d for _, d in steps) + dt)
     shuffled = list(state.active)
     rnd.shuffle(shuffled)
-    permuted = SubjectState(
-        active=tuple(shuffled),
-        embeddings=state.embeddings,
-        open_conflicts=state.open_conflicts,
-        conflict_candidates=state.conflict_candidates,
-    )
+    permuted = replace(state, active=tuple(shuffled))
     a = adjudicate(ev, final, state, PROP_POLICY, NOW)
     b = adjudicate(ev, final, permuted, PROP_POLICY, NOW)
     assert_same_decision(a, b)

@@ -78,6 +78,9 @@ def test_payloads_are_the_models_own_schemas() -> None:
         == RawEvent.model_json_schema()["properties"]["project_id"]["pattern"]
     )
     # A nested model is a shared component, referenced, not inlined.
-    fact_ref = schemas["MemoryItemChanged"]["properties"]["fact"]["$ref"]
-    assert fact_ref == "#/components/schemas/Fact"
+    # (``fact`` is nullable on MemoryItemChanged: an ``erased`` change carries no fact.)
+    fact = schemas["MemoryItemChanged"]["properties"]["fact"]
+    assert {"$ref": "#/components/schemas/Fact"} in fact["anyOf"]
+    erased = schemas["MemoryItemChanged"]["properties"]["erased"]
+    assert {"$ref": "#/components/schemas/ErasedScope"} in erased["anyOf"]
     json.dumps(doc)  # plain JSON, nothing exotic

@@ -65,8 +65,9 @@ def test_prompt_lists_active_facts_and_event() -> None:
     assert [m["role"] for m in messages] == ["system", "user"]
     system, user = messages[0]["content"], messages[1]["content"]
     assert "supersede" in system and "^[a-z][a-z0-9_]{0,63}$" in system
-    assert '- home_city = {"value":"Paris"}' in user
-    assert '- bike_count = {"count":2}' in user
+    # Each named fact with a handle the model can give back as ``target``.
+    assert '- [f:f2] home_city = {"value":"Paris"}' in user
+    assert '- [f:f1] bike_count = {"count":2}' in user
     assert '- note: "User prefers dark mode."' in user
     assert "I moved to Berlin." in user
     assert "role: user" in user

@@ -1,0 +1,112 @@
+"""Which active fact does a candidate speak about? Resolution in a fixed order of trust.
+
+1. ``target``: the extractor named the fact's handle (``f:`` + the first 8 characters of its
+   id, as the prompt lists them): exact, whatever the predicates.
+2. ``exact``: an active fact with the candidate's predicate.
+3. ``alias``: the project learned that the candidate's predicate names the same attribute as
+   an active fact's (a resolved ``possible_same_attribute`` conflict).
+4. ``same`` / ``unsure``: ``processors.attributes.decide`` on the two attributes (predicates,
+   value shapes, the distance between the humanised predicates' embeddings), never the value
+   text. Pairs the project judged ``distinct`` are skipped.
+
+Invariants: pure and deterministic (ties break on the fact id); a ``target`` always wins over
+every other signal, an alias over similarity; a guarded pair (5k/10k, home/work) is never
+``same`` here; notes (no predicate) are never resolved by attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from processors.attributes import Bounds, attribute, decide
+from schemas.facts import ExtractedFact, Fact
+
+Vector = npt.NDArray[np.float32]
+How = Literal["target", "exact", "alias", "same", "unsure"]
+
+
+@dataclass(frozen=True)
+class Match:
+    fact: Fact
+    how: How
+    distance: float | None = None
+
+
+def handle(fact_id: str) -> str:
+    """The short handle the extraction prompt shows for a fact."""
+    return fact_id.replace("-", "")[:8].lower()
+
+
+def _by_handle(active: Mapping[str, Fact], target: str | None) -> Fact | None:
+    if not target:
+        return None
+    found = [f for f in active.values() if handle(f.id) == target and not f.is_note]
+    return found[0] if len(found) == 1 else None  # ambiguous: ignored, never guessed
+
+
+def resolve(
+    cand: ExtractedFact,
+    cand_vector: Vector | None,
+    active: Mapping[str, Fact],
+    vectors: Mapping[str, Vector],
+    aliases: Mapping[str, frozenset[str]],
+    distinct: frozenset[frozenset[str]],
+    bounds: Bounds,
+) -> Match | None:
+    """The active fact the candidate is about, and how it was found (None: a new attribute).
+
+    ``vectors`` holds the attribute embedding of each predicate it knows; ``aliases`` maps a
+    predicate to the predicates the project learned name the same attribute (both ways)."""
+    named = _by_handle(active, cand.target)
+    if named is not None:
+        return Match(named, "target")
+    predicate = cand.predicate
+    facts = sorted((f for f in active.values() if not f.is_note), key=lambda f: f.id)
+    for f in facts:
+        if f.predicate == predicate:
+            return Match(f, "exact")
+    assert predicate is not None
+    known = aliases.get(predicate, frozenset())
+    for f in facts:
+        if f.predicate in known:
+            return Match(f, "alias")
+    mine = attribute(predicate, cand.value)
+    best: tuple[int, float, str, Match] | None = None
+    for f in facts:
+        assert f.predicate is not None
+        if frozenset((predicate, f.predicate)) in distinct:
+            continue
+        theirs = vectors.get(f.predicate)
+        distance = (
+            None
+            if cand_vector is None or theirs is None
+            else float(1.0 - float(np.dot(cand_vector, theirs)))
+        )
+        verdict = decide(mine, attribute(f.predicate, f.value), distance, bounds, cand.action)
+        if verdict == "different":
+            continue
+        rank = (0 if verdict == "same" else 1, distance if distance is not None else -1.0, f.id)
+        if best is None or rank < best[:3]:
+            best = (*rank, Match(f, verdict, distance))
+    return None if best is None else best[3]
+
+
+def alias_maps(
+    rows: Iterable[tuple[str, str, str]],
+) -> tuple[dict[str, frozenset[str]], frozenset[frozenset[str]]]:
+    """(predicate, target, kind) alias rows -> the ``same`` map (both ways) and the
+    ``distinct`` pairs, as ``resolve`` takes them."""
+    same: dict[str, set[str]] = {}
+    distinct: set[frozenset[str]] = set()
+    for predicate, target, kind in rows:
+        if kind == "same":
+            same.setdefault(predicate, set()).add(target)
+            same.setdefault(target, set()).add(predicate)
+        else:
+            distinct.add(frozenset((predicate, target)))
+    return {k: frozenset(v) for k, v in same.items()}, frozenset(distinct)

@@ -1,0 +1,292 @@
+"""Predicates nobody wrote down, against a real worker, broker and database: an unsure pair is
+flagged as a possible_same_attribute conflict (CLI and HTTP show it), resolving it teaches
+the project an alias the next candidate uses (in any subject), ``distinct`` keeps both
+attributes and is never asked again, and a ``target`` handle resolves exactly.
+
+The hash embedder puts any two different texts about 1.0 apart, so bounds of 0 (same) and
+2 (unsure) make every non-identical, unguarded pair unsure: deterministic, and what is
+tested is the flow, not a model's distances (``consolidator calibrate`` measures those)."""
+
+from __future__ import annotations
+
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from schemas.settings import Settings
+from streams import sdk
+from tests.support.openai_stub import OpenAIStub, candidates_responder
+from tests.support.workers import (
+    WorkerProcess,
+    changes,
+    cli,
+    event,
+    outbox_pending,
+    rows,
+    scalar,
+    wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def _applied(s: Settings, w: WorkerProcess, n: int) -> None:
+    wait_until(
+        lambda: (
+            w.check() and scalar(s, "SELECT count(*) FROM events") >= n and outbox_pending(s) == 0
+        ),
+        60,
+        f"{n} events applied",
+    )
+
+
+def _active(s: Settings, subject: str) -> dict[str, Any]:
+    found = rows(
+        s,
+        "SELECT predicate, value FROM facts WHERE subject_id = %s AND status = 'active'",
+        (subject,),
+    )
+    return {r["predicate"]: r["value"] for r in found}
+
+
+def _get(w: WorkerProcess, path: str) -> Any:
+    with urllib.request.urlopen(w.url + path, timeout=10) as r:
+        return orjson.loads(r.read())
+
+
+def _c(predicate: str, value: dict[str, Any], action: str = "supersede", **kw: Any) -> list[dict]:
+    return [{"predicate": predicate, "value": value, "action": action, **kw}]
+
+
+def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
+    settings: Settings, tmp_path: Path
+) -> None:
+    s = settings.model_copy(
+        update={
+            "semantic_threshold": 0.0,
+            "semantic_unsure_create": 2.0,
+            "semantic_unsure_supersede": 2.0,
+        }
+    )
+    scope = ["--project", "p1", "--subject", "alice"]
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        sdk.publish_events(
+            s, [event("e1", day=1, cands=_c("residence_city", {"city": "Paris"}, "create"))]
+        )
+        _applied(s, w, 1)
+        sdk.publish_events(s, [event("e2", day=2, cands=_c("living_city", {"city": "Lyon"}))])
+        _applied(s, w, 2)
+        # Flagged, never silent: the old fact stays, the new one waits in a conflict set.
+        assert _active(s, "alice") == {"residence_city": {"city": "Paris"}}
+        done = cli(s, "conflicts", "--project", "p1", "--json")
+        assert done.returncode == 0, done.stderr
+        (cs,) = orjson.loads(done.stdout)
+        assert cs["reason"] == "possible_same_attribute" and cs["predicate"] == "living_city"
+        (review,) = _get(w, "/v1/conflicts?project=p1")["conflicts"]
+        assert review["conflict_set"]["reason"] == "possible_same_attribute"
+        assert {f["predicate"] for f in review["facts"]} == {"residence_city", "living_city"}
+
+        # Same attribute: the newest contender wins and takes the project's predicate.
+        done = cli(s, "resolve", *scope, cs["id"], "--keep-new")
+        assert done.returncode == 0, done.stderr
+        assert _active(s, "alice") == {"residence_city": {"city": "Lyon"}}
+        done = cli(s, "aliases", "--project", "p1", "--json")
+        (alias,) = orjson.loads(done.stdout)
+        assert (alias["predicate"], alias["target"], alias["kind"]) == (
+            "living_city",
+            "residence_city",
+            "same",
+        )
+        assert _get(w, "/v1/aliases?project=p1")["aliases"][0]["kind"] == "same"
+        announced = [c for c in changes(s) if c.get("alias")]
+        assert announced and announced[0]["alias"]["target"] == "residence_city"
+
+        # The alias resolves the next candidate exactly, here and in another subject.
+        sdk.publish_events(
+            s,
+            [
+                event("e3", day=3, cands=_c("living_city", {"city": "Nice"})),
+                event(
+                    "b1",
+                    subject="bob",
+                    day=1,
+                    cands=_c("residence_city", {"city": "Oslo"}, "create"),
+                ),
+            ],
+        )
+        _applied(s, w, 4)
+        sdk.publish_events(
+            s, [event("b2", subject="bob", day=2, cands=_c("living_city", {"city": "Bergen"}))]
+        )
+        _applied(s, w, 5)
+        assert _active(s, "alice") == {"residence_city": {"city": "Nice"}}
+        assert _active(s, "bob") == {"residence_city": {"city": "Bergen"}}
+        assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
+
+        # distinct: both attributes stay active, and the pair is never asked again.
+        sdk.publish_events(
+            s,
+            [
+                event("c1", subject="carol", day=1, cands=_c("studio_place", {"v": "A"}, "create")),
+            ],
+        )
+        _applied(s, w, 6)
+        sdk.publish_events(
+            s, [event("c2", subject="carol", day=2, cands=_c("atelier_spot", {"v": "B"}))]
+        )
+        _applied(s, w, 7)
+        (open_set,) = rows(s, "SELECT id FROM conflict_sets WHERE status = 'open'")
+        done = cli(
+            s, "resolve", "--project", "p1", "--subject", "carol", open_set["id"], "--distinct"
+        )
+        assert done.returncode == 0, done.stderr
+        assert _active(s, "carol") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
+        sdk.publish_events(
+            s,
+            [
+                event("d1", subject="dave", day=1, cands=_c("studio_place", {"v": "C"}, "create")),
+                event("d2", subject="dave", day=2, cands=_c("atelier_spot", {"v": "D"})),
+            ],
+        )
+        _applied(s, w, 9)
+        assert _active(s, "dave") == {"studio_place": {"v": "C"}, "atelier_spot": {"v": "D"}}
+        assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
+
+
+def test_a_target_handle_resolves_exactly(settings: Settings, tmp_path: Path) -> None:
+    s = settings.model_copy(update={"semantic_threshold": 0.0, "semantic_unsure_supersede": 0.0})
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        sdk.publish_events(
+            s, [event("e1", day=1, cands=_c("employer", {"name": "Acme"}, "create"))]
+        )
+        _applied(s, w, 1)
+        (fact,) = rows(s, "SELECT id FROM facts WHERE status = 'active'")
+        handle = "f:" + fact["id"].replace("-", "")[:8]
+        sdk.publish_events(
+            s,
+            [
+                event("e2", day=2, cands=_c("company_i_work_for", {"name": "Beta"}, target=handle)),
+                event(
+                    "e3", day=3, cands=_c("hobby", {"name": "chess"}, "create", target="f:nothere")
+                ),
+            ],
+        )
+        _applied(s, w, 3)
+        assert _active(s, "alice") == {"employer": {"name": "Beta"}, "hobby": {"name": "chess"}}
+
+
+def _judge_or_extract(body: dict[str, Any]) -> str:
+    """The stub's answers: the attribute judge calls every pair the same attribute unless a
+    name contains ``atelier``; every other request is an extraction (scripted candidates)."""
+    system = str(body["messages"][0]["content"])
+    if "attribute names" not in system:
+        return candidates_responder(body)
+    user = str(body["messages"][1]["content"])
+    decisions = []
+    for line in user.splitlines()[1:]:
+        pair = orjson.loads(line)
+        verdict = "different" if "atelier" in line else "same"
+        decisions.append({"set": pair["set"], "verdict": verdict})
+    return orjson.dumps({"decisions": decisions}).decode()
+
+
+def said(content: str, *cands: dict[str, Any]) -> str:
+    return f"{content}\nCANDIDATES: {orjson.dumps(list(cands)).decode()}"
+
+
+def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path: Path) -> None:
+    with OpenAIStub(responder=_judge_or_extract) as stub:
+        s = settings.model_copy(
+            update={
+                "llm_provider": "openai",
+                "openai_base_url": stub.base_url,
+                "openai_timeout_s": 10.0,
+                "attribute_judge_enabled": True,
+                "semantic_threshold": 0.0,
+                "semantic_unsure_create": 2.0,
+                "semantic_unsure_supersede": 2.0,
+                "extraction_batching": False,
+            }
+        )
+        c = _c("residence_city", {"city": "Paris"}, "create")[0]
+        with WorkerProcess(s, tmp_path / "w.log") as w:
+            sdk.publish_events(
+                s,
+                [
+                    event("e1", day=1, content=said("I live in Paris.", c)),
+                    event(
+                        "s1",
+                        subject="sam",
+                        day=1,
+                        content=said("Studio A.", _c("studio_place", {"v": "A"}, "create")[0]),
+                    ),
+                ],
+            )
+            _applied(s, w, 2)
+            sdk.publish_events(
+                s,
+                [
+                    event(
+                        "e2",
+                        day=2,
+                        content=said("Moved to Lyon.", _c("living_city", {"city": "Lyon"})[0]),
+                    ),
+                    event(
+                        "s2",
+                        subject="sam",
+                        day=2,
+                        content=said("Atelier B.", _c("atelier_spot", {"v": "B"})[0]),
+                    ),
+                ],
+            )
+            wait_until(
+                lambda: (
+                    w.check()
+                    and scalar(s, "SELECT count(*) FROM predicate_aliases") == 2
+                    and scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
+                ),
+                60,
+                "the judge's resolutions applied",
+            )
+            assert _active(s, "alice") == {"residence_city": {"city": "Lyon"}}
+            assert _active(s, "sam") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
+            kinds = {r["predicate"]: r["kind"] for r in rows(s, "SELECT * FROM predicate_aliases")}
+            assert kinds == {"living_city": "same", "atelier_spot": "distinct"}
+            judged = [r for r in stub.requests if "attribute names" in str(r.body["messages"][0])]
+            assert len(judged) == 1  # one call for the batch's two unsure pairs
+            assert "consolidator_attribute_judge_calls_total 1" in w.metrics()
+
+
+def test_a_failing_judge_leaves_the_pairs_flagged(settings: Settings, tmp_path: Path) -> None:
+    def broken(body: dict[str, Any]) -> str:
+        if "attribute names" in str(body["messages"][0]["content"]):
+            return "not json at all"
+        return candidates_responder(body)
+
+    with OpenAIStub(responder=broken) as stub:
+        s = settings.model_copy(
+            update={
+                "llm_provider": "openai",
+                "openai_base_url": stub.base_url,
+                "openai_timeout_s": 10.0,
+                "attribute_judge_enabled": True,
+                "semantic_threshold": 0.0,
+                "semantic_unsure_supersede": 2.0,
+                "extraction_batching": False,
+            }
+        )
+        with WorkerProcess(s, tmp_path / "w.log") as w:
+            c = _c("residence_city", {"city": "Paris"}, "create")[0]
+            sdk.publish_events(s, [event("e1", day=1, content=said("Paris.", c))])
+            _applied(s, w, 1)
+            sdk.publish_events(
+                s,
+                [event("e2", day=2, content=said("Lyon.", _c("living_city", {"city": "Lyon"})[0]))],
+            )
+            _applied(s, w, 2)
+            wait_until(lambda: "consolidator_attribute_judge_errors_total" in w.metrics(), 30)
+            assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
+            assert scalar(s, "SELECT count(*) FROM predicate_aliases") == 0
