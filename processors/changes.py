@@ -24,6 +24,8 @@ class OutMessage:
     key: str
     change_id: str
     value: FactCreated | FactSuperseded | MemoryItemChanged
+    # The W3C traceparent of the change's cause, published as a header (tracing only).
+    traceparent: str | None = None
 
 
 def change_messages(changes: Sequence[Change], cause: str, now: datetime) -> list[OutMessage]:

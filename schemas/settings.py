@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     # "die_on:<event_id>" (SIGKILL when that event's work starts), "hang_on:<event_id>"
     # (that event's batch never finishes).
     fault_point: str | None = None
+    # OpenTelemetry spans per batch and per event, continued from a raw event's traceparent
+    # header into its change events' headers; exported over OTLP/HTTP as the standard
+    # OTEL_* variables say (streams.tracing).
+    tracing_enabled: bool = False
     http_host: str = "127.0.0.1"
     http_port: int = 6066
     api_token: SecretStr | None = None

@@ -65,6 +65,7 @@ from streams.guard import IngestGuard
 from streams.kafka import BrokerUnavailable, Publisher
 from streams.metrics import Metrics
 from streams.store import Store, SubjectKey
+from streams.tracing import BatchTrace
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,10 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, ValueError):
         return str(exc)[:500]
     return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _tkey(job: _Job) -> str:
+    return f"{job.event.project_id}\x1f{job.event.event_id}"
 
 
 def _flagged(decision: Decision, before: SubjectState) -> list[OfferedPair]:
@@ -222,6 +227,7 @@ class Pipeline:
             if settings.attribute_judge_enabled and settings.llm_provider == "openai"
             else None
         )
+        self.trace = BatchTrace(False, 0)  # the current batch's spans (no-op when off)
         self.guard = IngestGuard(
             store,
             settings.group_id,
@@ -241,11 +247,24 @@ class Pipeline:
             await self.guard.run(batch, self._process_events)  # type: ignore[arg-type]
 
     async def _process_events(self, batch: Sequence[Incoming]) -> None:
-        jobs = await self._parse(batch)
-        for j in jobs:
-            await self._fault_on(j.event)
-        if jobs:
-            await self._with_database(jobs)
+        self.trace = BatchTrace(self.settings.tracing_enabled, len(batch))
+        try:
+            jobs = await self._parse(batch)
+            for j in jobs:
+                await self._fault_on(j.event)
+                self.trace.event(
+                    _tkey(j),
+                    {
+                        "event.id": j.event.event_id,
+                        "project.id": j.event.project_id,
+                        "subject.id": j.event.subject_id,
+                    },
+                    j.msg.headers,
+                )
+            if jobs:
+                await self._with_database(jobs)
+        finally:
+            self.trace.end()
 
     async def _fault_on(self, ev: RawEvent) -> None:
         # Test-only: a message that kills the process (as a native crash or the OOM killer
@@ -282,7 +301,8 @@ class Pipeline:
                 records = await erase.records_for(self.store.conn, [j.event for j in fresh])
                 fresh = self._drop_erased(fresh, records)
                 if not extracted:
-                    await self._extract(fresh)
+                    with self.trace.stage("extract", [_tkey(j) for j in fresh]):
+                        await self._extract(fresh)
                     extracted = True
                     self._forget_erased(fresh, records)
                 await self._apply([j for j in fresh if j.error is None])
@@ -464,7 +484,8 @@ class Pipeline:
         try:
             async with self.store.batch(keys):
                 states = await self.store.load_states(keys, notes, predicates)
-                vectors = await embedding
+                with self.trace.stage("embed", [_tkey(j) for j in jobs]):
+                    vectors = await embedding
                 attrs = await self._attribute_vectors(states, vectors, predicates)
                 states = {k: replace(st, attribute_vectors=attrs) for k, st in states.items()}
                 await self._write(jobs, states, vectors, now, attrs)
@@ -509,22 +530,23 @@ class Pipeline:
         seen: set[tuple[str, str]] = set()
         fresh: list[tuple[_Job, Decision]] = []
         outcomes: list[str] = []
-        try:
-            for j in jobs:
-                ev = j.event
-                if (ev.project_id, ev.event_id) in seen:  # the same event twice in one batch
-                    outcomes.append("duplicate")
-                    continue
-                seen.add((ev.project_id, ev.event_id))
-                key = (ev.project_id, ev.subject_id)
-                decision = self._decide(j, local[key], vectors, now)
-                flagged += _flagged(decision, local[key])
-                local[key] = advance(local[key], decision)
-                fresh.append((j, decision))
-                outcomes.extend(decision.outcomes)
-        except Exception:
-            log.exception("deciding the batch failed; isolating events")
-            return False
+        with self.trace.stage("adjudicate", [_tkey(j) for j in jobs]):
+            try:
+                for j in jobs:
+                    ev = j.event
+                    if (ev.project_id, ev.event_id) in seen:  # the same event twice in a batch
+                        outcomes.append("duplicate")
+                        continue
+                    seen.add((ev.project_id, ev.event_id))
+                    key = (ev.project_id, ev.subject_id)
+                    decision = self._decide(j, local[key], vectors, now)
+                    flagged += _flagged(decision, local[key])
+                    local[key] = advance(local[key], decision)
+                    fresh.append((j, decision))
+                    outcomes.extend(decision.outcomes)
+            except Exception:
+                log.exception("deciding the batch failed; isolating events")
+                return False
         try:
             async with self.store.savepoint():
                 for j, _d in fresh:
@@ -534,14 +556,11 @@ class Pipeline:
                 )
                 if stored != len(fresh):
                     raise _AlreadyApplied
-                await self.store.apply_many(
-                    [d for _j, d in fresh],
-                    [
-                        m
-                        for j, d in fresh
-                        for m in change_messages(d.changes, j.event.event_id, now)
-                    ],
-                )
+                with self.trace.stage("write", [_tkey(j) for j, _d in fresh]):
+                    await self.store.apply_many(
+                        [d for _j, d in fresh],
+                        [m for j, d in fresh for m in self._messages(j, d, now)],
+                    )
         except (psycopg.OperationalError, psycopg.InterfaceError):
             raise
         except (psycopg.Error, _AlreadyApplied, _InjectedFault) as exc:
@@ -554,6 +573,12 @@ class Pipeline:
         for j, _d in fresh:
             self._observe_latency(j)
         return True
+
+    def _messages(self, job: _Job, decision: Decision, now: datetime) -> list[OutMessage]:
+        """The decision's change events, carrying the event's trace when tracing is on."""
+        messages = change_messages(decision.changes, job.event.event_id, now)
+        parent = self.trace.traceparent(_tkey(job))
+        return [replace(m, traceparent=parent) for m in messages] if parent else messages
 
     async def _apply_isolated(
         self,
@@ -638,7 +663,7 @@ class Pipeline:
             self.metrics.inc("consolidator_outcomes_total", outcome="duplicate")
             return state
         decision = self._decide(job, state, vectors, now)
-        await self.store.apply(decision, change_messages(decision.changes, ev.event_id, now))
+        await self.store.apply(decision, self._messages(job, decision, now))
         self.flagged += _flagged(decision, state)
         for outcome in decision.outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)

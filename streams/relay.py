@@ -27,6 +27,7 @@ from typing import Any
 from processors.envelopes import dead_letter_value, one_line
 from schemas import topics
 from schemas.settings import Settings
+from streams import tracing
 from streams.kafka import Publisher
 from streams.metrics import Metrics
 from streams.store import Store
@@ -36,6 +37,18 @@ log = logging.getLogger(__name__)
 RELAY_LOCK = 7305412
 # librdkafka's names for refusals that no retry can cure.
 _TOO_LARGE = ("MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE", "INVALID_RECORD")
+
+
+def _headers(row: dict[str, Any]) -> list[tuple[str, bytes]]:
+    headers = [("change_id", row["change_id"].encode())]
+    if row.get("traceparent"):
+        # The cause's trace continues downstream: a publish span, and its context as header.
+        parent = tracing.parent_of([("traceparent", row["traceparent"].encode())])
+        span = tracing.tracer().start_span("publish", context=parent)
+        span.set_attribute("messaging.destination", row["topic"])
+        headers.append(("traceparent", (tracing.traceparent(span) or row["traceparent"]).encode()))
+        span.end()
+    return headers
 
 
 class Relay:
@@ -71,7 +84,7 @@ class Relay:
         cur = await self.store.conn.execute(
             """SELECT * FROM (
                    SELECT *, sum(length(value)) OVER (ORDER BY seq) AS running FROM (
-                       SELECT seq, change_id, topic, key, value, attempts FROM outbox
+                       SELECT seq, change_id, topic, key, value, attempts, traceparent FROM outbox
                        WHERE published_at IS NULL ORDER BY seq LIMIT %s) AS a) AS b
                WHERE running - length(value) < %s ORDER BY seq""",
             (self.batch, self.max_round_bytes),
@@ -88,10 +101,7 @@ class Relay:
             rows = await self._pending()
             if not rows:
                 return 0, False
-            msgs = [
-                (r["topic"], r["key"], bytes(r["value"]), [("change_id", r["change_id"].encode())])
-                for r in rows
-            ]
+            msgs = [(r["topic"], r["key"], bytes(r["value"]), _headers(r)) for r in rows]
             loop = asyncio.get_running_loop()
             results = await loop.run_in_executor(None, self.publisher.publish_each, msgs)
             done = [r["seq"] for r, err in zip(rows, results, strict=True) if err is None]

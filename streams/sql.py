@@ -198,6 +198,8 @@ def ddl(dim: int) -> list[str]:
         # A row the broker keeps refusing is retried this many times, then dead-lettered.
         "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0",
         "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS last_error text",
+        # The cause's W3C trace context (tracing on): published as the change's header.
+        "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS traceparent text",
         "ALTER TABLE outbox ADD COLUMN IF NOT EXISTS dead_lettered boolean NOT NULL DEFAULT false",
         "CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (seq) WHERE published_at IS NULL",
         # Rules (streams.rules): a bank's managed and hand-written rules; entries append-only.

@@ -484,14 +484,15 @@ class Store:
         prefix = self.settings.topic_prefix
         async with self.conn.cursor() as cur:
             await cur.executemany(
-                """INSERT INTO outbox (change_id, topic, key, value) VALUES (%s, %s, %s, %s)
-                   ON CONFLICT (change_id, topic) DO NOTHING""",
+                """INSERT INTO outbox (change_id, topic, key, value, traceparent)
+                   VALUES (%s, %s, %s, %s, %s) ON CONFLICT (change_id, topic) DO NOTHING""",
                 [
                     (
                         m.change_id,
                         prefix + m.topic,
                         m.key,
                         m.value.model_dump_json().encode(),
+                        m.traceparent,
                     )
                     for m in messages
                 ],

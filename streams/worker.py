@@ -30,7 +30,7 @@ import faust
 from processors.envelopes import due_at
 from schemas import topics
 from schemas.settings import Settings
-from streams import api, api_auth, api_erase, hygiene_worker, safety
+from streams import api, api_auth, api_erase, hygiene_worker, safety, tracing
 from streams.embedder import make_embedder
 from streams.extractors import make_extractor
 from streams.kafka import Publisher, aiokafka_config, ensure_topics
@@ -240,6 +240,7 @@ def arm_stop_watchdog(timeout: float) -> threading.Timer:
 def run(settings: Settings, loglevel: str = "warning") -> None:
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
     safety.log_startup(settings)
+    tracing.setup(settings)
     prepare(settings)
     app, rt = build_app(settings)
     worker = Worker(app, rt, loglevel=loglevel)

@@ -165,10 +165,11 @@ def test_identical_candidate_texts_are_embedded_once(settings: Settings, tmp_pat
         sdk.publish_events(s, batch(4))  # a later batch: the candidate text is cached by now
         wait_until(lambda: w.check() and stored(8) and outbox_pending(s) == 0, 60, "all stored")
         metrics = w.metrics()
-    # 8 distinct contents + the one candidate text, whatever the batches were.
-    assert metric(metrics, "consolidator_embed_batch_size_sum") == 9
-    assert metric(metrics, "consolidator_embed_cache_hits_total") >= 1
-    assert metric(metrics, "consolidator_embed_cache_entries") == 1
+    # 8 distinct contents + the one candidate text + its attribute (the humanised predicate,
+    # "home city", for attribute resolution), whatever the batches were.
+    assert metric(metrics, "consolidator_embed_batch_size_sum") == 10
+    assert metric(metrics, "consolidator_embed_cache_hits_total") >= 2
+    assert metric(metrics, "consolidator_embed_cache_entries") == 2
     vectors = {r["e"] for r in rows(s, "SELECT embedding::text AS e FROM facts")}
     assert len(vectors) == 1
     assert int(scalar(s, "SELECT count(*) FROM facts WHERE status = 'active'") or 0) == 8

@@ -239,9 +239,13 @@ def test_paraphrased_predicate_resolves_to_the_stored_fact(
         _applied(s, 4, w)
     facts = {f["predicate"]: f for f in _facts(s)}
     assert set(facts) == {"favorite_color", "bike_count", "car_count"}
+    # A spelling variant is the same attribute: a reinforcement, not a second fact.
     assert facts["favorite_color"]["reinforcement_count"] == 1
     assert facts["favorite_color"]["source_event_ids"] == ["e1", "e3"]
-    assert facts["car_count"]["status"] == "active"
+    # A neighbouring concept is never merged: a separate fact, or flagged for a person.
+    assert facts["car_count"]["status"] in ("active", "candidate")
+    assert facts["bike_count"]["status"] == "active"
+    assert facts["bike_count"]["reinforcement_count"] == 0
 
 
 def test_the_database_refuses_a_second_active_fact(settings: Settings) -> None:

@@ -43,7 +43,15 @@ def http(
 
 @pytest.fixture
 def worker(settings: Settings, tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = settings.model_copy(update={"api_token": SecretStr(TOKEN)})
+    # Paging is under test here, not attribute resolution: no two predicates are ever compared.
+    s = settings.model_copy(
+        update={
+            "api_token": SecretStr(TOKEN),
+            "semantic_threshold": 0.0,
+            "semantic_unsure_create": 0.0,
+            "semantic_unsure_supersede": 0.0,
+        }
+    )
     with WorkerProcess(s, tmp_path / "w.log") as w:
         evs = [
             event(
