@@ -131,7 +131,8 @@ def _json_type(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _lexical(predicate: str) -> Attribute:
+def lexical(predicate: str) -> Attribute:
+    """The predicate's attribute without a value shape (cached: predicates recur)."""
     ws = words(predicate)
     defaults = frozenset(w for w in ws if w in DEFAULT_QUALIFIERS)
     core = [w for w in ws if w not in FILLER and w not in DEFAULT_QUALIFIERS] or list(ws)
@@ -154,7 +155,7 @@ def _lexical(predicate: str) -> Attribute:
 
 def attribute(predicate: str, value: Mapping[str, Any] | None = None) -> Attribute:
     """The attribute a predicate names, with the shape of ``value`` (its keys and types)."""
-    lexical = _lexical(predicate)
+    lexical = lexical(predicate)
     if not value:
         return lexical
     shape = frozenset((str(k), _json_type(v)) for k, v in value.items())

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from processors.attributes import Bounds, attribute, decide
+from processors.attributes import Bounds, lexical, attribute, decide, identical
 from schemas.facts import ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
@@ -75,7 +75,8 @@ def resolve(
     for f in facts:
         if f.predicate in known:
             return Match(f, "alias")
-    mine = attribute(predicate, cand.value)
+    mine = lexical(predicate)
+    widest = bounds.unsure(cand.action)
     best: tuple[int, float, str, Match] | None = None
     for f in facts:
         assert f.predicate is not None
@@ -87,7 +88,17 @@ def resolve(
             if cand_vector is None or theirs is None
             else float(1.0 - float(np.dot(cand_vector, theirs)))
         )
-        verdict = decide(mine, attribute(f.predicate, f.value), distance, bounds, cand.action)
+        # Cheap first: a pair neither identical by its words nor within the widest band is
+        # different whatever its shape (the shape only ever adds distance).
+        if not identical(mine, lexical(f.predicate)) and (distance is None or distance > widest):
+            continue
+        verdict = decide(
+            attribute(predicate, cand.value),
+            attribute(f.predicate, f.value),
+            distance,
+            bounds,
+            cand.action,
+        )
         if verdict == "different":
             continue
         rank = (0 if verdict == "same" else 1, distance if distance is not None else -1.0, f.id)
