@@ -155,11 +155,11 @@ def lexical(predicate: str) -> Attribute:
 
 def attribute(predicate: str, value: Mapping[str, Any] | None = None) -> Attribute:
     """The attribute a predicate names, with the shape of ``value`` (its keys and types)."""
-    lexical = lexical(predicate)
+    named = lexical(predicate)
     if not value:
-        return lexical
+        return named
     shape = frozenset((str(k), _json_type(v)) for k, v in value.items())
-    return dataclasses.replace(lexical, shape=shape)
+    return dataclasses.replace(named, shape=shape)
 
 
 _QUALIFIER_STEMS = frozenset(stem(q) for q in QUALIFIERS)
