@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from processors.attributes import Bounds, lexical, attribute, decide, identical
+from processors.attributes import Bounds, attribute, decide, identical, lexical
 from schemas.facts import ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
