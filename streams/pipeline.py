@@ -273,6 +273,8 @@ class Pipeline:
         if point == f"die_on:{ev.event_id}":
             log.error("fault point %s armed: killing the worker", point)
             os.kill(os.getpid(), signal.SIGKILL)
+        if point == f"raise_on:{ev.event_id}":
+            raise RuntimeError(f"fault point {point} armed: a bug in handling this event")
         if point == f"hang_on:{ev.event_id}":
             log.error("fault point %s armed: hanging this batch", point)
             await asyncio.Event().wait()

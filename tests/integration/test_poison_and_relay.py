@@ -3,6 +3,7 @@ through real worker processes, the real broker and PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 import urllib.error
@@ -118,6 +119,10 @@ def test_a_hung_batch_makes_health_not_ready_and_stop_is_bounded(
         assert w.proc is not None
         started = time.monotonic()
         w.proc.send_signal(signal.SIGTERM)
+        # Stopping: not ready at once (while the web server still answers).
+        with contextlib.suppress(OSError):
+            status, body = health()
+            assert status == 503 and body["shutting_down"] is True, body
         code = w.proc.wait(30)
         took = time.monotonic() - started
         assert code == 70, w.log_tail()
@@ -172,3 +177,45 @@ def test_command_ids_are_unique_per_project(settings: Settings, tmp_path: Path) 
         assert rows(settings, "SELECT pinned FROM facts WHERE id = %s", (ids["pa"],)) == [
             {"pinned": True}
         ]
+
+
+def test_an_unexpected_error_dead_letters_only_its_message(
+    settings: Settings, tmp_path: Path
+) -> None:
+    good = [
+        event(f"ok{i}", subject=f"s{i}", cands=[{"predicate": "k", "value": {"n": i}}])
+        for i in range(5)
+    ]
+    bad = event("buggy", subject="s0", cands=[{"predicate": "k", "value": {"n": 9}}])
+    sdk.publish_events(settings, [*good[:2], bad, *good[2:]])  # one batch, the bug in the middle
+    with WorkerProcess(settings, tmp_path / "w.log", fault_point="raise_on:buggy") as w:
+        wait_until(
+            lambda: w.check() and _stored(settings, *(g["event_id"] for g in good)), 60, "the rest"
+        )
+        dead = read_topic(settings, topics.EVENTS_DLQ)
+        assert len(dead) == 1
+        headers = dead[0][2]
+        assert headers["error_kind"] == b"internal_error"
+        assert b"RuntimeError" in headers["error"] and headers["source_partition"] != b"-1"
+        assert not _stored(settings, "buggy")
+        w.wait_ready(10)  # still healthy
+
+
+def test_created_topics_carry_the_size_limit_and_retention(settings: Settings) -> None:
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    from streams.kafka import ensure_topics
+
+    s = settings.model_copy(
+        update={"kafka_max_message_bytes": 2_000_000, "kafka_retention_hours": 24.0}
+    )
+    ensure_topics(s)
+    admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
+    names = topics.Topics(s.topic_prefix)
+    resources = [ConfigResource("topic", names.events), ConfigResource("topic", names.schedule)]
+    found = {r.name: f.result() for r, f in admin.describe_configs(resources).items()}
+    events_cfg, schedule_cfg = found[names.events], found[names.schedule]
+    assert events_cfg["max.message.bytes"].value == "2000000"
+    assert events_cfg["retention.ms"].value == str(24 * 3_600_000)
+    assert schedule_cfg["max.message.bytes"].value == "2000000"
+    assert schedule_cfg["cleanup.policy"].value == "compact"

@@ -166,3 +166,13 @@ def test_sasl_without_a_mechanism_means_plain_for_both_clients() -> None:
     )
     assert client_config(s)["sasl.mechanism"] == "PLAIN"
     assert aiokafka_config(s)["broker_credentials"].mechanism.value == "PLAIN"
+
+
+def test_one_message_size_limit_everywhere() -> None:
+    from streams.kafka import Publisher
+
+    s = _settings().model_copy(update={"kafka_max_message_bytes": 2_000_000})
+    aio = aiokafka_config(s)
+    assert aio["producer_max_request_size"] == aio["consumer_max_fetch_size"] == 2_000_000
+    pub = Publisher(s)
+    assert pub.max_message_bytes == 2_000_000
