@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -268,3 +269,39 @@ def test_an_import_cause_and_its_change_ids_are_deterministic() -> None:
     assert opened.value.change == "conflict_opened" and resolved.value.change == "conflict_resolved"
     assert resolved.value.conflict_set == CONFLICT and opened.change_id != resolved.change_id
 
+
+def test_the_check_pass_reads_files_line_by_line_and_refuses_with_line_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streams import transfer_import
+    from streams.transfer_import import ImportRefused, check
+
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b"\n".join([_line(HEADER), *map(_line, RECORDS)]) + b"\n\n")
+    checker = check(good)
+    assert checker.header == HEADER and checker.lines == 1 + len(RECORDS)
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(ImportRefused, match=r"^the file is empty: no header line$"):
+        check(empty)
+
+    # A line longer than the limit is refused without being held whole.
+    monkeypatch.setattr(transfer_import, "MAX_LINE_BYTES", 2000)
+    long = tmp_path / "long.jsonl"
+    long.write_bytes(b"\n".join([_line(HEADER), b"x" * 5000, *map(_line, RECORDS)]))
+    with pytest.raises(ImportRefused) as err:
+        check(long)
+    assert str(err.value) == "line 2: longer than 2000 bytes"
+    long.write_bytes(b"y" * 5000 + b"\n" + _line(HEADER))
+    with pytest.raises(ImportRefused, match=r"^line 1: longer than 2000 bytes$"):
+        check(long)
+
+    # Many bad lines: the first five in the message, and how many there are.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join([_line(HEADER), *map(_line, RECORDS), *[b"[1]"] * 30]))
+    with pytest.raises(ImportRefused) as err:
+        check(bad)
+    message = str(err.value)
+    assert message.startswith("line 7: a line is a JSON object, not list; line 8: ")
+    assert message.endswith("line 11: a line is a JSON object, not list (+25 more problems)")
