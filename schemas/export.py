@@ -18,6 +18,15 @@ from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 from schemas.hygiene import HygieneConfig, RunResponse, ScheduleCheckpoint, Status
+from schemas.transfer import (
+    AliasLine,
+    ConflictSetLine,
+    ErasureLine,
+    FactLine,
+    Header,
+    ImportReport,
+    SourceLine,
+)
 
 MODELS: dict[str, type[BaseModel]] = {
     "raw_event": RawEvent,
@@ -32,6 +41,14 @@ MODELS: dict[str, type[BaseModel]] = {
     "hygiene_run_response": RunResponse,
     "hygiene_schedule_checkpoint": ScheduleCheckpoint,
     "hygiene_status": Status,
+    # The export file (consolidator export / import), one schema per line kind.
+    "transfer_header": Header,
+    "transfer_fact_line": FactLine,
+    "transfer_conflict_set_line": ConflictSetLine,
+    "transfer_alias_line": AliasLine,
+    "transfer_erasure_line": ErasureLine,
+    "transfer_source_line": SourceLine,
+    "transfer_import_report": ImportReport,
 }
 
 FOLDER = Path(__file__).parent / "json"

@@ -470,6 +470,10 @@ def build_parser() -> argparse.ArgumentParser:
     from streams import cli_hygiene
 
     cli_hygiene.register(sub)
+
+    from streams import cli_transfer
+
+    cli_transfer.register(sub)
     return p
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,9 @@ pytestmark = pytest.mark.integration
 ARG = HOSTILE_TEXT.filter(lambda t: "\x00" not in t and "\ud800" not in t) | st.sampled_from(
     ["-1", "0", "100001", "1e3", "--json", "2026-01-01", "yesterday", "p1"]
 )
+
+
+EXPORT_FILE = str(Path(tempfile.gettempdir()) / "cli-boundary-export.jsonl")
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
@@ -52,6 +57,8 @@ def _commands(draw: Any) -> list[str]:
                 ["config", "set", f"{a}={b}"],
                 ["config", "set", f"interval_hours={a}", f"banks={b}"],
                 ["config", "set", f"max_supersedes_per_run={a}"],
+                ["export", "--project", a, "--output", EXPORT_FILE],
+                ["import", a, "--dry-run", "--json"],
             ]
         )
     )
