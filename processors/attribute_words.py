@@ -98,7 +98,9 @@ QUALIFIERS = _set(
     remaining gross net before after departure arrival origin destination sender
     recipient buy sell half quarter full part junior senior adult baby teen summer
     winter spring autumn fall north south east west inner outer front back top bottom
-    hourly pre post eldest youngest oldest older younger elder big little step"""
+    hourly pre post eldest youngest oldest older younger elder big little step out
+    maternal paternal systolic diastolic inbound outbound incoming outgoing upstairs
+    downstairs"""
 )
 # Qualifiers that restate the default a memory holds (the present): on one side only, they
 # do not make a different attribute.

@@ -105,6 +105,7 @@ class Attribute:
     words: tuple[str, ...]
     core: frozenset[str]  # stems of the words that name the attribute (no filler, no unit)
     joined: str  # the same stems in order, run together: "vo2_max" and "vo2max" agree
+    initials: str  # first letters of the naming words: "grade_point_average" -> "gpa"
     numbers: frozenset[str]  # words with digits: 5k, 10k, 2nd
     qualifiers: frozenset[str]
     defaults: frozenset[str]  # qualifiers that restate the default (current, favorite, ...)
@@ -146,6 +147,7 @@ def lexical(predicate: str) -> Attribute:
         words=ws,
         core=frozenset(stems),
         joined=stem("".join(core)),
+        initials="".join(w[0] for w in core if w) if len(core) > 1 else "",
         numbers=frozenset(w for w in stems if _NUMBER.search(w)),
         qualifiers=frozenset(w for w in stems if w in _QUALIFIER_STEMS),
         defaults=defaults,
@@ -170,7 +172,15 @@ def identical(a: Attribute, b: Attribute) -> bool:
     if a.predicate == b.predicate or a.core == b.core:
         return True
     # "timezone" / "time_zone", "vo2max" / "vo2_max": the same letters, split differently.
-    return a.joined == b.joined
+    if a.joined == b.joined:
+        return True
+    # An acronym of the other's words: "gpa" / "grade_point_average", "bmi", "isp".
+    return _acronym_of(a, b) or _acronym_of(b, a)
+
+
+def _acronym_of(short: Attribute, long: Attribute) -> bool:
+    (word,) = short.core if len(short.core) == 1 else ("",)
+    return 2 <= len(word) <= 6 and word.isalpha() and word == long.initials
 
 
 def guarded(a: Attribute, b: Attribute) -> bool:

@@ -5,7 +5,8 @@ Embeds the humanised predicates of ``processors.attribute_pairs`` (never the val
 their shapes take part), picks the bounds on the ``tune`` split
 (``processors.attribute_calibration.choose_bounds``) and prints leakage, flagged, false
 supersede and false conflict on ``tune`` and ``holdout``, for the chosen bounds and for the
-configured ones, separately for supersedes (values differ) and reinforcements (values equal).
+configured ones, separately for supersedes (values differ) and reinforcements (values equal),
+and on the blind holdout (``processors.attribute_pairs_blind``), which nothing is chosen on.
 The decisions are ``processors`` code; this module only does the I/O.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from processors import attribute_pairs_blind as blind
 from processors.attribute_calibration import PairScore, Rates, choose_bounds, rates, score
 from processors.attribute_pairs import (
     AttributePair,
@@ -37,6 +39,12 @@ def _scores(settings: Settings) -> dict[str, list[PairScore]]:
         # A reinforcement restates the value under another name: scored as a create.
         rows += [(p.reinforcement(), "create") for p in reinforcement_pairs(split)]
         splits[split] = rows
+    # The blind holdout: reported, never used to choose (processors.attribute_pairs_blind).
+    splits["blind"] = [
+        (AttributePair(lp, lv, rp, rv, "blind", same), "supersede")
+        for same, rows in ((True, blind.SAME), (False, blind.DIFFERENT))
+        for lp, lv, rp, rv in rows
+    ]
     texts = sorted(
         {
             attribute(p).text
@@ -73,12 +81,13 @@ def _table(scores: dict[str, list[PairScore]], bounds: Bounds) -> dict[str, dict
             for action in ("supersede", "create")
         }
         for split, pairs in scores.items()
+        if any(p.action == "supersede" for p in pairs)
     }
 
 
 def run_calibration(settings: Settings, as_json: bool = False) -> int:
     scores = _scores(settings)
-    chosen = choose_bounds(scores["tune"])
+    chosen = choose_bounds(scores["tune"])  # tune only: holdout and blind are for checking
     configured = configured_bounds(settings)
     doc: dict[str, Any] = {
         "embedder": settings.embedder,
@@ -104,6 +113,8 @@ def run_calibration(settings: Settings, as_json: bool = False) -> int:
         )
         for split, by_action in _table(scores, b).items():
             for action, r in by_action.items():
+                if not r.pairs_same + r.pairs_different:
+                    continue
                 label = f"{action} {r.pairs_same}/{r.pairs_different}"
                 print(
                     f"  {split:<8} {label:<14} {r.leakage:>8.1%} {r.flagged:>8.1%} "

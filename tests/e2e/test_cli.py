@@ -77,7 +77,7 @@ def test_calibrate_reports_bounds_within_the_issue_limits(settings: Settings) ->
     report = orjson.loads(done.stdout)
     chosen = report["chosen"]
     assert 0.0 <= chosen["same"] <= chosen["unsure_create"] <= chosen["unsure_supersede"] <= 2.0
-    for split in ("tune", "holdout"):
+    for split in ("tune", "holdout", "blind"):
         rates = report["at_configured"][split]["supersede"]
         assert rates["leakage"] <= 0.05, (split, rates)
         assert rates["false_supersede"] <= 0.02, (split, rates)

@@ -26,6 +26,8 @@ def test_pure_identities_resolve_without_an_embedding() -> None:
         ("max_temp", "temperature_max"),
         ("weight_kg", "weight"),
         ("children", "child"),
+        ("gpa", "grade_point_average"),
+        ("bmi", "body_mass_index"),
     ]:
         assert identical(attribute(a), attribute(b)), (a, b)
         assert decide(attribute(a), attribute(b), None, BOUNDS, "create") == "same"
@@ -41,6 +43,8 @@ def test_guarded_neighbours() -> None:
         ("former_employer", "current_employer"),
         ("past_job", "current_job"),
         ("home_phone", "phone"),
+        ("maternal_grandmother_name", "paternal_grandmother_name"),
+        ("check_in_date", "check_out_date"),
     ]:
         assert guarded(attribute(a), attribute(b)), (a, b)
         assert not identical(attribute(a), attribute(b)), (a, b)
