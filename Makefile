@@ -79,7 +79,7 @@ test-llama: llama
 
 # Regenerate README.md's settings tables from schemas/settings.py (a unit test checks them).
 settings-doc: install
-	$(PY) -m streams.settings_doc
+	$(PY) -m streams.cli.settings_doc
 
 # Every benchmark but the soak (about 25 minutes); results land in bench/results/.
 bench: install

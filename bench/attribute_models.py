@@ -187,14 +187,14 @@ def evaluate(name: str, embed: EmbedFn, rounds: int, worst: int) -> dict[str, An
 
 
 def fastembed_fn(name: str, model_dir: Path) -> EmbedFn:
-    from streams.embedder import FastEmbedEmbedder
+    from streams.embedding.embedder import FastEmbedEmbedder
 
     embedder = FastEmbedEmbedder(model_dir, name, threads=1, batch_size=BATCH)
     return embedder.embed
 
 
 def hash_fn() -> EmbedFn:
-    from streams.embedder import HashEmbedder
+    from streams.embedding.embedder import HashEmbedder
 
     return HashEmbedder(384).embed
 

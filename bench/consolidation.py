@@ -12,7 +12,7 @@ only ratios within one run mean anything):
 (a) fake extractor + hash embedder; baseline: a raw confluent-kafka loop that consumes the
     same N event messages and produces one message per input to another topic, then flushes.
 (b) fake extractor + fastembed (int8 all-MiniLM-L6-v2); baseline: the embedder alone
-    (``streams.embedder.make_embedder``, same settings and batch size) on the texts the
+    (``streams.embedding.embedder.make_embedder``, same settings and batch size) on the texts the
     pipeline embeds (event contents + ``predicate json(value)`` / note statements), chunked
     and deduplicated per ``batch_size`` events as ``Pipeline._embed`` does.
 
@@ -510,9 +510,9 @@ class CpuMeter:
 
 
 def producer_config(settings: Any) -> dict[str, Any]:
-    from streams.kafka import client_config
+    from streams.kafka.client import client_config
 
-    # The same options as streams.kafka.Publisher.
+    # The same options as streams.kafka.client.Publisher.
     return client_config(settings) | {
         "enable.idempotence": True,
         "linger.ms": 2,
@@ -574,7 +574,7 @@ class ChangeWatcher(threading.Thread):
         from confluent_kafka import Consumer
 
         from schemas import topics
-        from streams.kafka import client_config
+        from streams.kafka.client import client_config
 
         t = topics.Topics(settings.topic_prefix)
         self.created_topic, self.changed_topic = t.fact_created, t.name(topics.ITEM_CHANGED)
@@ -646,7 +646,7 @@ def raw_loop(settings: Any, ends: dict[int, int], n: int) -> dict[str, Any]:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     from schemas import topics
-    from streams.kafka import client_config
+    from streams.kafka.client import client_config
 
     src = topics.Topics(settings.topic_prefix).events
     dst = f"{settings.topic_prefix}bench.raw-out"
@@ -695,7 +695,7 @@ def raw_loop(settings: Any, ends: dict[int, int], n: int) -> dict[str, Any]:
 def delete_topics(settings: Any) -> None:
     from confluent_kafka.admin import AdminClient
 
-    from streams.kafka import client_config
+    from streams.kafka.client import client_config
 
     admin = AdminClient(client_config(settings))
     names = [t for t in admin.list_topics(timeout=10).topics if t.startswith(settings.topic_prefix)]
@@ -709,7 +709,7 @@ def high_watermarks(settings: Any) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
     from schemas import topics
-    from streams.kafka import client_config
+    from streams.kafka.client import client_config
 
     name = topics.Topics(settings.topic_prefix).events
     c = Consumer(client_config(settings) | {"group.id": f"bench-wm-{uuid.uuid4().hex[:6]}"})
@@ -741,7 +741,7 @@ def make_worker(settings: Any, log_path: Path, profile_out: Path | None) -> Any:
             self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
             env = settings_env(self.settings)
             if profile_out is None:
-                argv = [sys.executable, "-m", "streams.cli", "worker", "--loglevel", "warning"]
+                argv = [sys.executable, "-m", "streams.cli.main", "worker", "--loglevel", "warning"]
             else:
                 argv = [sys.executable, str(Path(__file__).resolve()), "_worker"]
                 env["BENCH_PROFILE_OUT"] = str(profile_out)
@@ -925,8 +925,10 @@ class StageTimers:
 
 def profiled_worker() -> int:
     """`consolidation.py _worker`: the real worker, with stage timers and a stack sampler."""
-    from streams import cli, pipeline, relay, store
-    from streams.kafka import Publisher
+    from streams.cli.main import main as cli
+    from streams.consolidation import pipeline, relay
+    from streams.kafka.client import Publisher
+    from streams.store import core as store
 
     out = Path(os.environ["BENCH_PROFILE_OUT"])
     timers = StageTimers()
@@ -1051,8 +1053,8 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     from psycopg import sql as psql
 
     from schemas.settings import Settings
-    from streams.sdk import event_message
-    from streams.store import database_url
+    from streams.kafka.sdk import event_message
+    from streams.store.core import database_url
 
     tag = uuid.uuid4().hex[:8]
     embedder = "hash" if mode == "a" else "fastembed"
@@ -1214,7 +1216,7 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
                 "met": result["pipeline"]["events_per_s"] >= 3000,
             }
         else:
-            from streams.embedder import make_embedder
+            from streams.embedding.embedder import make_embedder
 
             print(f"[{mode}] baseline: embedder alone on the same texts", flush=True)
             chunks = embed_texts_per_batch(events[:n], settings.batch_size)
@@ -1226,7 +1228,7 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
             secs = time.perf_counter() - t0
             n_texts = sum(len(c) for c in chunks)
             result["baseline"] = {
-                "kind": "streams.embedder.make_embedder(settings).embed, in-process, "
+                "kind": "streams.embedding.embedder.make_embedder(settings).embed, in-process, "
                 f"chunks of batch_size={settings.batch_size} events",
                 "texts": n_texts,
                 "embed_calls": len(chunks),
@@ -1267,8 +1269,8 @@ def micro_db(n: int = 3000) -> dict[str, Any]:
 
     from schemas.events import RawEvent
     from schemas.settings import Settings
-    from streams.embedder import HashEmbedder
-    from streams.store import Store, database_url
+    from streams.embedding.embedder import HashEmbedder
+    from streams.store.core import Store, database_url
 
     tag = uuid.uuid4().hex[:8]
     schema = f"bench_micro_{tag}"

@@ -59,8 +59,8 @@ def per_call(embedder: Any, gap: float) -> dict[str, float]:
 
 def spinning() -> dict[str, Any]:
     from schemas.settings import Settings
-    from streams.embedder import FastEmbedEmbedder
-    from streams.model_setup import ensure_model_dir
+    from streams.embedding.embedder import FastEmbedEmbedder
+    from streams.embedding.model_setup import ensure_model_dir
 
     base = Settings(state_dir=REPO / ".stack")
     model_dir = ensure_model_dir(base.resolved_model_dir)
@@ -82,7 +82,7 @@ def cache_memory() -> dict[str, Any]:
 
     from processors.normalize import embedding_text
     from processors.validation import validate_candidates
-    from streams.embed_cache import EmbeddingCache
+    from streams.embedding.cache import EmbeddingCache
 
     texts: dict[str, None] = {}
     for e in cons.make_events(108_000, 1000, "x", seed=11):

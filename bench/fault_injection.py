@@ -10,7 +10,7 @@ Exit status 0 only when the verdict holds; the counts are printed (and written a
 with ``--output``, by default under bench/results/ for the full size, /tmp otherwise).
 
 Infrastructure, all of it this script's own, so nothing shared is disturbed:
-- a separate embedded PostgreSQL (``streams.localstack.up(Settings(state_dir=...),
+- a separate embedded PostgreSQL (``streams.devstack.localstack.up(Settings(state_dir=...),
   services=("postgres",))`` under ``.stack/fault-<tag>``), stopped and started once;
 - with the broker restart (default), a separate Kafka broker on 127.0.0.1:19092 (controller
   19093) under the same state dir, using the jars already in ``.stack/kafka/libs``
@@ -96,14 +96,14 @@ class Infra:
     own_broker: bool
 
     def restart_db(self, down_s: float) -> None:
-        from streams import localstack
+        from streams.devstack import localstack
 
         localstack.down(self.stack, services=("postgres",))
         time.sleep(down_s)
         localstack.up(self.stack, services=("postgres",))
 
     def restart_broker(self, down_s: float) -> None:
-        from streams import localstack
+        from streams.devstack import localstack
 
         assert self.own_broker
         localstack.down(self.stack, services=("kafka",))
@@ -120,7 +120,7 @@ def infrastructure(
 ) -> Iterator[Infra]:
     """Our own PostgreSQL (and broker on ``ports``: client, controller) under .stack/fault-TAG."""
     from schemas.settings import Settings
-    from streams import localstack
+    from streams.devstack import localstack
 
     root = REPO / ".stack" / f"fault-{tag}"
     fields: dict[str, Any] = {"state_dir": root, "kafka_heap": "512m"}
@@ -165,7 +165,7 @@ def make_worker(settings: Any, log_path: Path, session_timeout: float) -> Any:
             env["BROKER_SESSION_TIMEOUT"] = str(session_timeout)
             env["BROKER_HEARTBEAT_INTERVAL"] = str(max(0.5, session_timeout / 5))
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "streams.cli", "worker", "--loglevel", "warning"],
+                [sys.executable, "-m", "streams.cli.main", "worker", "--loglevel", "warning"],
                 env=env,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
@@ -242,7 +242,7 @@ def read_all(settings: Any, base: str, timeout: float = 120.0) -> list[tuple[Any
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
     from schemas import topics
-    from streams.kafka import client_config
+    from streams.kafka.client import client_config
 
     name = topics.Topics(settings.topic_prefix).name(base)
     c = Consumer(

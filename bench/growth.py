@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from schemas.settings import Settings  # noqa: E402
-from streams.store import database_url  # noqa: E402
+from streams.store.core import database_url  # noqa: E402
 from tests.support import growth  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"

@@ -11,7 +11,7 @@ variants (report-only). Inserted with COPY into a fresh schema of the configured
 (``CONSOLIDATOR_DATABASE_URL``, else the embedded server of ``consolidator up``); the
 schema and the run's topics are dropped at the end.
 
-The pass runs in a child process (``streams.hygiene.execute``, exactly what a worker runs,
+The pass runs in a child process (``streams.hygiene.run.execute``, exactly what a worker runs,
 including the checkpoint publish), so its peak RSS is the pass's own; RSS is also sampled
 every 0.25 s from /proc to show it stays flat. Results: wall time of the pass, rows scanned,
 supersedes, supersedes per second, peak RSS, the RSS samples' range.
@@ -104,7 +104,7 @@ def _variant(text: str, rng: random.Random) -> str:
 def populate(s: Settings, banks: int, subjects: int, memories: int, dup_rate: float) -> int:
     import psycopg
 
-    from streams.store import Store, database_url
+    from streams.store.core import Store, database_url
 
     async def migrate() -> None:
         store = await Store.connect(s)
@@ -177,13 +177,13 @@ def _rss_kb(pid: int) -> int:
 
 def child(schema: str, prefix: str) -> None:
     """Run one full pass; print its report summary and resource usage as JSON."""
-    from streams import hygiene
-    from streams.kafka import Publisher
+    from streams.hygiene import run as hygiene
+    from streams.kafka.client import Publisher
 
     s = _settings(schema, prefix)
     config = HygieneConfig(max_supersedes_per_run=10_000_000)
     t0 = time.perf_counter()
-    report = asyncio.run(hygiene.execute(s, config, Publisher(s)))
+    report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
     wall = time.perf_counter() - t0
     assert report is not None
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -220,8 +220,8 @@ def main() -> int:
 
     import psycopg
 
-    from streams.kafka import ensure_topics
-    from streams.store import database_url
+    from streams.kafka.client import ensure_topics
+    from streams.store.core import database_url
 
     tag = uuid.uuid4().hex[:8]
     schema, prefix = f"bench_hygiene_{tag}", f"bench-hygiene-{tag}."

@@ -176,7 +176,7 @@ def fresh_settings(tag: str, **update: Any) -> Any:
     from psycopg import sql as psql
 
     from schemas.settings import Settings
-    from streams.store import database_url
+    from streams.store.core import database_url
 
     base = Settings(state_dir=REPO / ".stack")
     url = update.pop("database_url", None) or database_url(base)
@@ -212,7 +212,7 @@ def drop(settings: Any) -> None:
 
 
 def encode(events: list[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
-    from streams.sdk import event_message
+    from streams.kafka.sdk import event_message
 
     return [(e["event_id"], *event_message(e)) for e in events]
 
@@ -221,7 +221,7 @@ def sequential_baseline(stub_url: str, events: list[dict[str, Any]]) -> dict[str
     """One event at a time, one call each, against the stub (no DB, no Kafka)."""
     from schemas.events import RawEvent
     from schemas.settings import Settings
-    from streams.extractors import OpenAIExtractor
+    from streams.llm.extractors import OpenAIExtractor
 
     s = Settings(llm_provider="openai", openai_base_url=stub_url, llm_concurrency=1)
 

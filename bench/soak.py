@@ -84,7 +84,7 @@ def consumer_lag(settings: Any, admin: Any) -> int | None:
     """End offsets minus the group's committed offsets of memory.events, summed (the
     worker's own ``consolidator_consumer_lag`` computation, over every partition)."""
     from schemas import topics
-    from streams.api import partition_lag
+    from streams.kafka.admin import partition_lag
 
     name = topics.Topics(settings.topic_prefix).events
     assigned = [(name, p) for p in range(settings.partitions)]
@@ -125,7 +125,7 @@ def sample_loop(
 ) -> None:
     from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
 
-    from streams.kafka import client_config
+    from streams.kafka.client import client_config
 
     admin = AdminClient(client_config(settings))
     prev_cpu, prev_t = cons._proc_cpu(pid), time.monotonic()

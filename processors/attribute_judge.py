@@ -1,5 +1,5 @@
 """The optional LLM judge of the unsure band: prompt, answer parsing and the commands its
-decisions become (pure; the call itself is ``streams.attribute_judge``).
+decisions become (pure; the call itself is ``streams.llm.attribute_judge``).
 
 Invariants:
 - The judge sees predicates and value shapes (keys), never value text, as the automated

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictBool, StrictStr, field_validator
 
 from schemas.base import ID_PATTERN, Frozen, ScopeId
 
@@ -87,6 +87,13 @@ class BankReport(Frozen):
     llm_merged: Annotated[int, Field(ge=0)] = 0
     promoted: Annotated[int, Field(ge=0)] = 0
     errors: tuple[str, ...] = ()
+
+
+class RunRequest(Frozen):
+    """Body of ``POST /v1/consolidate``: both fields optional, no others, no coercion."""
+
+    bank: StrictStr | None = None
+    dry_run: StrictBool | None = None
 
 
 class RunResponse(Frozen):

@@ -88,7 +88,8 @@ class Settings(BaseSettings):
     model_dir: Path | None = None  # default: state_dir/model
     embed_threads: int | None = None
     embed_batch_size: int = Field(default=64, ge=1)
-    # onnxruntime's pool threads busy-wait between runs unless this is off (streams.embedder).
+    # onnxruntime's pool threads busy-wait between runs unless this is off
+    # (streams.embedding.embedder).
     embed_allow_spinning: bool = False
     # Candidate texts ("predicate json(value)", statements) recently embedded are reused
     # (LRU entries, ~1.7 KB each at 384 dimensions: 10,000 = 17 MiB); 0 turns the cache off.
@@ -133,7 +134,7 @@ class Settings(BaseSettings):
     fault_point: str | None = None
     # OpenTelemetry spans per batch and per event, continued from a raw event's traceparent
     # header into its change events' headers; exported over OTLP/HTTP as the standard
-    # OTEL_* variables say (streams.tracing).
+    # OTEL_* variables say (streams.consolidation.tracing).
     tracing_enabled: bool = False
     http_host: str = "127.0.0.1"
     http_port: int = 6066

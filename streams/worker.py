@@ -30,14 +30,20 @@ import faust
 from processors.envelopes import due_at
 from schemas import topics
 from schemas.settings import Settings
-from streams import api, api_auth, api_erase, hygiene_worker, safety, tracing
-from streams.embedder import make_embedder
-from streams.extractors import make_extractor
-from streams.kafka import Publisher, aiokafka_config, ensure_topics
+from streams import safety
+from streams.consolidation import tracing
+from streams.consolidation.pipeline import Incoming, Pipeline
+from streams.consolidation.relay import Relay
+from streams.embedding.embedder import make_embedder
+from streams.http import api
+from streams.http import auth as api_auth
+from streams.http import erase as api_erase
+from streams.http import hygiene as hygiene_views
+from streams.hygiene import schedule as hygiene_worker
+from streams.kafka.client import Publisher, aiokafka_config, ensure_topics
+from streams.llm.extractors import make_extractor
 from streams.metrics import Metrics
-from streams.pipeline import Incoming, Pipeline
-from streams.relay import Relay
-from streams.store import Store
+from streams.store.core import Store
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +207,8 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
 
     api.install(app, rt, settings)
     api_erase.install(app, rt, settings)
-    hygiene_worker.install(app, rt, settings)
+    state, run_pass = hygiene_worker.install(app, rt, settings)
+    hygiene_views.install_views(app, state, run_pass, settings)
 
     return app, rt
 

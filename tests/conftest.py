@@ -3,9 +3,9 @@
 Service resolution (session scope, only when a test requests a service fixture, so
 ``pytest tests/unit`` needs none): ``CONSOLIDATOR_KAFKA_BOOTSTRAP`` /
 ``CONSOLIDATOR_DATABASE_URL`` when set; else testcontainers when a Docker engine answers;
-else ``streams.localstack.up`` on ``<repo>/.stack`` (shared with developers and CI). A stack
-the session started is stopped at the end; one that was already running is left running.
-Nothing is skipped: a service that cannot start fails the test with the StackError message.
+else ``streams.devstack.localstack.up`` on ``<repo>/.stack`` (shared with developers and
+CI). A stack the session started is stopped at the end; one that was already running is left
+running. Nothing is skipped: a service that cannot start fails the test with the StackError message.
 
 ``tests/llama`` is collected only with ``--llama`` (``make test-llama``).
 
@@ -29,7 +29,7 @@ import pytest
 from schemas.settings import Settings
 
 if TYPE_CHECKING:
-    from streams.localstack import StackInfo
+    from streams.devstack.localstack import StackInfo
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = REPO / ".stack"
@@ -75,7 +75,7 @@ class _Services:
         return self._docker
 
     def _local(self, service: str) -> StackInfo:
-        from streams import localstack
+        from streams.devstack import localstack
 
         try:
             info = localstack.up(Settings(state_dir=STATE_DIR), services=(service,))
@@ -125,7 +125,7 @@ class _Services:
             with contextlib.suppress(Exception):
                 container.stop()  # type: ignore[attr-defined]
         if self._local_started:
-            from streams import localstack
+            from streams.devstack import localstack
 
             localstack.down(Settings(state_dir=STATE_DIR), services=self._local_started)
 
@@ -210,8 +210,8 @@ def unique_topic(request: pytest.FixtureRequest) -> Iterator[Callable[..., str]]
 
 @pytest.fixture(scope="session")
 def fastembed_embedder() -> object:
-    from streams.embedder import FastEmbedEmbedder
-    from streams.model_setup import ensure_model_dir
+    from streams.embedding.embedder import FastEmbedEmbedder
+    from streams.embedding.model_setup import ensure_model_dir
 
     base = Settings(state_dir=STATE_DIR)
     return FastEmbedEmbedder(ensure_model_dir(base.resolved_model_dir), base.embedding_model)

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from schemas.settings import Settings
-from streams.model_setup import ModelSetupError, ensure_model_dir
+from streams.embedding.model_setup import ModelSetupError, ensure_model_dir
 
 
 def main(argv: list[str] | None = None) -> int:

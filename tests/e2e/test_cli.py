@@ -176,7 +176,7 @@ def test_demo_on_its_own_stack_stops_everything_it_started() -> None:
         assert "superseded            1" in done.stdout
         assert _processes_under(root) == []
     finally:
-        from streams import localstack
+        from streams.devstack import localstack
 
         localstack.down(own)
         shutil.rmtree(root, ignore_errors=True)

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from schemas.settings import Settings
-from streams import sdk
+from streams.kafka import sdk
 from tests.support.openai_stub import OpenAIStub, candidates_responder
 from tests.support.workers import (
     WorkerProcess,

@@ -16,7 +16,8 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from schemas.settings import Settings
-from streams import cli, hygiene
+from streams.cli.main import main as cli
+from streams.hygiene import run as hygiene
 from tests.support.hostile import HOSTILE_TEXT
 from tests.support.workers import settings_env
 
@@ -68,7 +69,7 @@ def test_hostile_arguments_end_cleanly(settings: Settings, monkeypatch: pytest.M
     for key, value in settings_env(settings).items():
         if key.startswith("CONSOLIDATOR_"):
             monkeypatch.setenv(key, value)
-    from streams.kafka import ensure_topics
+    from streams.kafka.client import ensure_topics
 
     ensure_topics(settings)
     assert _run(["facts", "--project", "p1", "--subject", "s1"])[0] == 0  # the schema exists

@@ -8,7 +8,7 @@ import pytest
 
 from schemas import topics
 from schemas.settings import Settings
-from streams import sdk
+from streams.kafka import sdk
 from tests.support.workers import (
     WorkerProcess,
     changes,

@@ -18,8 +18,9 @@ from pydantic import SecretStr
 
 from schemas import topics
 from schemas.settings import Settings
-from streams import hygiene, sdk
-from streams.kafka import Publisher
+from streams.hygiene import run as hygiene
+from streams.kafka import sdk
+from streams.kafka.client import Publisher
 from tests.support.workers import (
     WorkerProcess,
     changes,
@@ -160,7 +161,7 @@ def test_erase_a_subject_everywhere_and_keep_it_erased(settings: Settings, tmp_p
         wait_until(lambda: outbox_pending(s) == 0 and _replayed(w), 60, "replay caught up")
         assert _content_rows(s, "alice") == {"facts": 1, "conflicts": 0, "events": 1, "outbox": 0}
         assert scalar(s, "SELECT count(*) FROM events WHERE subject_id = 'alice'") == 1
-        report = asyncio.run(hygiene.execute(s, hygiene.default_config(s), Publisher(s)))
+        report = asyncio.run(hygiene.run_pass(s, hygiene.default_config(s), Publisher(s)))
         assert report is not None and SECRET not in report.model_dump_json()
 
 

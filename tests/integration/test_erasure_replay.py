@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from schemas import topics
 from schemas.commands import Command
 from schemas.settings import Settings
-from streams.kafka import Publisher
+from streams.kafka.client import Publisher
 from tests.support.workers import WorkerProcess, cli, outbox_pending, rows, scalar, wait_until
 
 pytestmark = pytest.mark.integration

@@ -27,9 +27,11 @@ from psycopg import sql as pgsql
 
 from schemas.settings import Settings
 from schemas.transfer import SourceLine
-from streams import sdk, transfer_import, transfer_sql
-from streams import sql as schema_sql
-from streams.transfer_import import ImportFailed, check, import_file
+from streams.kafka import sdk
+from streams.store import schema as schema_sql
+from streams.store import transfer as transfer_sql
+from streams.transfer import importer as transfer_import
+from streams.transfer.importer import ImportFailed, check, import_file
 from tests.support.terminal import on_terminal
 from tests.support.workers import (
     WorkerProcess,
@@ -366,8 +368,8 @@ def test_export_import_round_trip_is_exact_idempotent_and_announced(
 
 
 async def _import_in_process(t: Settings, path: Path) -> None:
-    from streams.embedder import HashEmbedder
-    from streams.store import Store
+    from streams.embedding.embedder import HashEmbedder
+    from streams.store.core import Store
 
     header = check(path).header
     assert header is not None
@@ -379,8 +381,8 @@ async def _import_in_process(t: Settings, path: Path) -> None:
 
 
 async def _export_paged(s: Settings, path: Path, per_line: int) -> None:
-    from streams.store import Store
-    from streams.transfer_export import export_project
+    from streams.store.core import Store
+    from streams.transfer.export import export_project
 
     store = await Store.connect(s)
     try:

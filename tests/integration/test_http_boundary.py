@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from schemas.settings import Settings
-from streams import sdk
-from streams.api import ReadSide
+from streams.http.api import ReadSide
+from streams.kafka import sdk
 from tests.support.workers import WorkerProcess, event, outbox_pending, scalar, wait_until
 
 pytestmark = pytest.mark.integration

@@ -18,8 +18,9 @@ from confluent_kafka import KafkaException
 from processors.hygiene_apply import is_due
 from schemas import hygiene as hs
 from schemas.settings import Settings
-from streams import hygiene, localstack
-from streams.kafka import Publisher
+from streams.devstack import localstack
+from streams.hygiene import run as hygiene
+from streams.kafka.client import Publisher
 from streams.worker import prepare
 from tests.support.workers import REPO, db, wait_until
 
@@ -60,7 +61,7 @@ def test_checkpoint_survives_a_broker_restart(settings: Settings) -> None:
                     (f"n{i}", text, [f"e{i}"], now, now, now),
                 )
         config = hygiene.load_config(s)
-        report = asyncio.run(hygiene.execute(s, config, Publisher(s)))
+        report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
         assert report is not None and report.checkpointed and report.superseded == 1
         before = hygiene.load_checkpoint(s)
         assert before.last_run > 0

@@ -21,11 +21,12 @@ import pytest
 
 from schemas import hygiene as hs
 from schemas.settings import Settings
-from streams import hygiene, rules
-from streams.cli_hygiene import _drain
-from streams.hygiene_judge import NO_PROVIDER
-from streams.kafka import Publisher
-from streams.store import Store
+from streams.cli.hygiene import _drain
+from streams.hygiene import run as hygiene
+from streams.kafka.client import Publisher
+from streams.llm.hygiene_judge import NO_PROVIDER
+from streams.store import rules
+from streams.store.core import Store
 from tests.integration.test_hygiene_pass import by_id, cli_json, insert, memory, prepare
 from tests.support.openai_stub import OpenAIStub
 from tests.support.workers import changes, db, outbox_pending, scalar, wait_until
@@ -52,7 +53,7 @@ def config(settings: Settings, **extra: Any) -> hs.HygieneConfig:
 def run(settings: Settings, cfg: hs.HygieneConfig, *, dry_run: bool | None = None) -> hs.BankReport:
     async def go() -> hs.RunResponse | None:
         publisher = Publisher(settings)
-        report = await hygiene.execute(settings, cfg, publisher, bank="p1", dry_run=dry_run)
+        report = await hygiene.run_pass(settings, cfg, publisher, bank="p1", dry_run=dry_run)
         if report is not None and not report.dry_run:
             await _drain(settings, publisher)
         return report

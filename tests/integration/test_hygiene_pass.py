@@ -22,9 +22,11 @@ from pydantic import SecretStr
 from schemas import topics
 from schemas.facts import Fact
 from schemas.settings import Settings
-from streams import hygiene, sdk, sql
-from streams.kafka import Publisher
-from streams.store import fact_params, lock_key
+from streams.hygiene import run as hygiene
+from streams.kafka import sdk
+from streams.kafka.client import Publisher
+from streams.store import schema as sql
+from streams.store.core import fact_params, lock_key
 from streams.worker import prepare
 from tests.support.workers import (
     WorkerProcess,
@@ -367,7 +369,7 @@ def test_pass_racing_the_stream_loses_nothing(settings: Settings, tmp_path: Path
             cfg = hygiene.default_config(settings)
             while not stop.is_set():
                 with contextlib.suppress(hygiene.PassBusy):
-                    reports.append(await hygiene.execute(settings, cfg, pub, bank="p1"))
+                    reports.append(await hygiene.run_pass(settings, cfg, pub, bank="p1"))
                 await asyncio.sleep(0.05)
 
         try:
@@ -415,7 +417,7 @@ def test_pass_racing_the_stream_loses_nothing(settings: Settings, tmp_path: Path
         assert not errors, errors
         assert any(r is not None and r.superseded for r in reports)
         final = asyncio.run(
-            hygiene.execute(settings, hygiene.default_config(settings), Publisher(settings))
+            hygiene.run_pass(settings, hygiene.default_config(settings), Publisher(settings))
         )
         assert final is not None
         wait_until(lambda: outbox_pending(settings) == 0, 30, "outbox drained")
@@ -465,7 +467,7 @@ def test_pass_waits_for_the_subject_lock_and_replans(settings: Settings) -> None
         def run() -> None:
             result.append(
                 asyncio.run(
-                    hygiene.execute(
+                    hygiene.run_pass(
                         settings, hygiene.default_config(settings), Publisher(settings), bank="p1"
                     )
                 )

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from schemas.settings import Settings
-from streams import hygiene, sdk
-from streams.kafka import Publisher
+from streams.hygiene import run as hygiene
+from streams.kafka import sdk
+from streams.kafka.client import Publisher
 from tests.support.workers import WorkerProcess, event, outbox_pending, rows, scalar, wait_until
 
 pytestmark = pytest.mark.integration
@@ -48,7 +49,7 @@ def test_the_earliest_observation_survives(settings: Settings, tmp_path: Path) -
     created = rows(settings, "SELECT DISTINCT created_at FROM facts")
     assert len(created) < len(evs)  # several rows share a transaction time
     report = asyncio.run(
-        hygiene.execute(settings, hygiene.default_config(settings), Publisher(settings))
+        hygiene.run_pass(settings, hygiene.default_config(settings), Publisher(settings))
     )
     assert report is not None and report.superseded == 2 * len(orders)
     survivors = rows(

@@ -29,13 +29,13 @@ from processors.hygiene import Memory, plan_subject
 from processors.hygiene_judge import JUDGE_JSON_SCHEMA, OfferedGroup
 from processors.jsontext import schema_instruction
 from schemas.settings import Settings
-from streams.extractors import (
+from streams.llm.extractors import (
     MalformedOutput,
     OpenAIExtractor,
     PermanentProviderError,
     ProviderError,
 )
-from streams.hygiene_judge import JudgeFailed, OpenAIJudge
+from streams.llm.hygiene_judge import JudgeFailed, OpenAIJudge
 from tests.integration.test_openai_extractor import (
     assert_quiet_during_pauses,
     city,

@@ -18,7 +18,7 @@ import pytest
 
 from schemas import topics
 from schemas.settings import Settings
-from streams import sdk
+from streams.kafka import sdk
 from tests.integration.test_batched_extraction import metric, openai_settings
 from tests.support.openai_stub import OpenAIStub, format_type
 from tests.support.workers import (

@@ -1,4 +1,4 @@
-"""streams.localstack: idempotent up, PID files of live processes, one-line failures.
+"""streams.devstack.localstack: idempotent up, PID files of live processes, one-line failures.
 
 The shared stack under <repo>/.stack is never brought down here: failure cases run against
 a separate state dir on free ports.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from schemas.settings import Settings
-from streams import localstack
+from streams.devstack import localstack
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +59,7 @@ def test_up_twice_starts_nothing_the_second_time(request: pytest.FixtureRequest)
 def test_missing_java_is_one_line_error(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path; from schemas.settings import Settings;"
-        "from streams.localstack import main_up;"
+        "from streams.devstack.localstack import main_up;"
         f"sys.exit(main_up(Settings(state_dir=Path({str(tmp_path)!r}),"
         f" kafka_bootstrap='127.0.0.1:{_free_port()}', kafka_controller_port={_free_port()},"
         " kafka_home=None, database_url=None)))"

@@ -26,7 +26,7 @@ from processors.extraction import (
 )
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams.extractors import (
+from streams.llm.extractors import (
     MalformedOutput,
     OpenAIExtractor,
     ProviderError,
@@ -224,7 +224,7 @@ async def test_429_without_retry_after_uses_default_backoff() -> None:
 
 
 async def test_429_forever_raises_rate_limited(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("streams.extractors.MAX_RATE_LIMIT_RETRIES", 2)
+    monkeypatch.setattr("streams.llm.extractors.MAX_RATE_LIMIT_RETRIES", 2)
     async with OpenAIStub() as stub:
         stub.fail_next(*[429] * 5, retry_after=0.05)
         extractor = OpenAIExtractor(settings_for(stub))

@@ -16,7 +16,7 @@ import pytest
 from schemas import topics
 from schemas.commands import Command
 from schemas.settings import Settings
-from streams import sdk
+from streams.kafka import sdk
 from tests.support.workers import (
     WorkerProcess,
     cli,
@@ -215,7 +215,7 @@ def test_an_unexpected_error_dead_letters_only_its_message(
 def test_created_topics_carry_the_size_limit_and_retention(settings: Settings) -> None:
     from confluent_kafka.admin import AdminClient, ConfigResource
 
-    from streams.kafka import ensure_topics
+    from streams.kafka.client import ensure_topics
 
     s = settings.model_copy(
         update={"kafka_max_message_bytes": 2_000_000, "kafka_retention_hours": 24.0}

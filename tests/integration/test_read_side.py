@@ -18,7 +18,7 @@ from pydantic import SecretStr
 from schemas import topics
 from schemas.api import ConflictsResponse, ContextResponse, FactsResponse
 from schemas.settings import Settings
-from streams import sdk
+from streams.kafka import sdk
 from tests.support.workers import (
     WorkerProcess,
     cli,
@@ -342,7 +342,7 @@ def test_http_token_validation_health_metrics(worker: tuple[Settings, WorkerProc
 
 def test_publish_progress_bar_only_on_a_terminal(settings: Settings, tmp_path: Path) -> None:
 
-    from streams.kafka import ensure_topics
+    from streams.kafka.client import ensure_topics
 
     ensure_topics(settings)
     data = tmp_path / "events.jsonl"

@@ -15,7 +15,8 @@ import pytest
 
 from schemas import topics
 from schemas.settings import Settings
-from streams import localstack, sdk
+from streams.devstack import localstack
+from streams.kafka import sdk
 from tests.support.openai_stub import OpenAIStub
 from tests.support.workers import (
     REPO,

@@ -21,7 +21,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from schemas.settings import Settings
-from streams.embedder import FastEmbedEmbedder
+from streams.embedding.embedder import FastEmbedEmbedder
 
 pytestmark = pytest.mark.integration
 

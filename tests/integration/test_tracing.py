@@ -15,13 +15,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from schemas import topics
 from schemas.settings import Settings
-from streams import tracing
-from streams.embedder import make_embedder
-from streams.extractors import make_extractor
-from streams.kafka import Publisher, ensure_topics
-from streams.pipeline import Incoming, Pipeline
-from streams.relay import Relay
-from streams.store import Store
+from streams.consolidation import tracing
+from streams.consolidation.pipeline import Incoming, Pipeline
+from streams.consolidation.relay import Relay
+from streams.embedding.embedder import make_embedder
+from streams.kafka.client import Publisher, ensure_topics
+from streams.llm.extractors import make_extractor
+from streams.store.core import Store
 from tests.support.workers import event, read_topic
 
 pytestmark = pytest.mark.integration

@@ -33,8 +33,8 @@ import pytest
 from schemas import topics
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams import sdk
-from streams.extractors import OpenAIExtractor
+from streams.kafka import sdk
+from streams.llm.extractors import OpenAIExtractor
 from tests.integration.test_batched_extraction import metric
 from tests.support.workers import (
     REPO,

@@ -19,8 +19,9 @@ import orjson
 from schemas import topics
 from schemas.base import MAX_LISTED_IDS
 from schemas.settings import Settings
-from streams import hygiene, sdk
-from streams.kafka import Publisher
+from streams.hygiene import run as hygiene
+from streams.kafka import sdk
+from streams.kafka.client import Publisher
 from tests.support.workers import WorkerProcess, cli, read_topic, rows, scalar, wait_until
 
 LONG = "x" * 100  # event ids of ~128 characters: the worst case for message size
@@ -229,7 +230,7 @@ def projects(s: Settings, tmp: Path, n: int) -> dict[str, Any]:
         applied_s = round(time.monotonic() - started, 2)
         pass_started = time.monotonic()
         config = hygiene.default_config(s)
-        report = asyncio.run(hygiene.execute(s, config, Publisher(s)))
+        report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
         pass_s = round(time.monotonic() - pass_started, 2)
         assert report is not None and report.checkpointed
         assert report.banks_total == n and len(report.banks) <= s.hygiene_report_banks

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from schemas import topics
 from schemas.commands import Command
 from schemas.settings import Settings
-from streams.pipeline import Incoming, _parse_event
+from streams.consolidation.pipeline import Incoming, _parse_event
 from tests.support.workers import rows
 
 JSON_LEAF = (

@@ -3,7 +3,7 @@
 Invariants:
 - Binds 127.0.0.1 on an ephemeral port; nothing leaves the machine.
 - Every request is recorded with its arrival time on ``time.monotonic`` (the clock asyncio
-  and ``streams.extractors.RateGate`` use) BEFORE any scripted latency or fault, so a test
+  and ``streams.llm.extractors.RateGate`` use) BEFORE any scripted latency or fault, so a test
   can prove that no request arrived during a pause.
 - Scripted faults are consumed one per request, in arrival order; with none queued the
   answer is a well-formed ``chat.completion`` whose content comes from ``responder``.

@@ -19,7 +19,7 @@ def on_terminal(settings: Settings, *args: str, timeout: float = 120) -> tuple[i
     # A fresh pty is 0x0; a real terminal has a size (tqdm draws to its width).
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streams.cli", *args],
+        [sys.executable, "-m", "streams.cli.main", *args],
         env=settings_env(settings),
         cwd=REPO,
         stdout=follower,

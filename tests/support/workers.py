@@ -54,7 +54,7 @@ class WorkerProcess:
     def start(self) -> WorkerProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streams.cli", "worker", "--loglevel", "info"],
+            [sys.executable, "-m", "streams.cli.main", "worker", "--loglevel", "info"],
             env=settings_env(self.settings),
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -125,7 +125,7 @@ class WorkerProcess:
 def cli(settings: Settings, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """``consolidator ARGS`` in a child process with the settings as its environment."""
     return subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
+        [sys.executable, "-m", "streams.cli.main", *args],
         env=settings_env(settings),
         cwd=REPO,
         capture_output=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from streams.embed_cache import EmbeddingCache
+from streams.embedding.cache import EmbeddingCache
 
 
 def vec(x: float) -> np.ndarray:

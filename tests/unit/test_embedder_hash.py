@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from streams.embedder import Embedder, HashEmbedder
+from streams.embedding.embedder import Embedder, HashEmbedder
 
 TEXTS = ["The cat sits on the mat", "Quarterly revenue grew by 8 percent", "!!!", ""]
 
@@ -33,7 +33,7 @@ def test_deterministic_within_and_across_processes() -> None:
     # Batch composition must not matter.
     np.testing.assert_array_equal(first[1], emb.embed([TEXTS[1]])[0])
     code = (
-        "import sys, numpy as np; from streams.embedder import HashEmbedder;"
+        "import sys, numpy as np; from streams.embedding.embedder import HashEmbedder;"
         "sys.stdout.write(HashEmbedder().embed(sys.argv[1:]).tobytes().hex())"
     )
     out = subprocess.run(

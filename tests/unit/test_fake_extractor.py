@@ -8,7 +8,7 @@ from typing import Any
 from processors.extraction import fake_candidates
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams.extractors import Extractor, FakeExtractor, OpenAIExtractor, make_extractor
+from streams.llm.extractors import Extractor, FakeExtractor, OpenAIExtractor, make_extractor
 
 
 def event(content: str, metadata: dict[str, Any] | None = None) -> RawEvent:

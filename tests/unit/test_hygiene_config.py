@@ -6,9 +6,9 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
+from processors.hygiene_schedule import default_config, fold_config
 from schemas.hygiene import BankReport, HygieneConfig, RunResponse, ScheduleCheckpoint, Status
 from schemas.settings import Settings
-from streams.hygiene import default_config, fold_config
 
 
 def test_defaults_match_the_design() -> None:
@@ -51,12 +51,13 @@ def test_config_is_frozen() -> None:
 
 def test_fold_keeps_the_last_valid_record() -> None:
     s = Settings(hygiene_interval_hours=6)
-    assert fold_config(s, []) == default_config(s)
+    assert fold_config(s, [])[0] == default_config(s)
     assert default_config(s).interval_hours == 6
     good = orjson.dumps({"interval_hours": 2, "dry_run": True})
     bad = orjson.dumps({"interval_hours": -5})
-    folded = fold_config(s, [good, bad, b"not json", None])
+    folded, ignored = fold_config(s, [good, bad, b"not json", None])
     assert folded.interval_hours == 2 and folded.dry_run is True
+    assert len(ignored) == 3  # each invalid record is named, none is fatal
 
 
 def test_report_and_status_round_trip() -> None:
@@ -89,8 +90,8 @@ def test_report_and_status_round_trip() -> None:
 
 
 def test_a_large_report_still_fits_one_checkpoint_message() -> None:
+    from processors.hygiene_schedule import CHECKPOINT_MAX_BYTES, checkpoint_of
     from schemas.hygiene import PlannedGroup
-    from streams.hygiene import CHECKPOINT_MAX_BYTES, checkpoint_of
 
     group = PlannedGroup(
         winner_id="w" * 36,

@@ -12,7 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from schemas.settings import Settings
-from streams.kafka import aiokafka_config, client_config
+from streams.kafka.client import aiokafka_config, client_config
 
 
 def _settings(**kw: object) -> Settings:
@@ -169,7 +169,7 @@ def test_sasl_without_a_mechanism_means_plain_for_both_clients() -> None:
 
 
 def test_one_message_size_limit_everywhere() -> None:
-    from streams.kafka import Publisher
+    from streams.kafka.client import Publisher
 
     s = _settings().model_copy(update={"kafka_max_message_bytes": 2_000_000})
     aio = aiokafka_config(s)

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from processors.hygiene_judge import MalformedJudgeAnswer, parse_judge_answer
 from processors.jsontext import OUTPUT_MODES, OutputMode
-from streams.extractors import parse_batch, parse_candidates
-from streams.llm import (
+from streams.llm.client import (
     NEXT_MODE,
     MalformedOutput,
     PermanentProviderError,
@@ -23,6 +22,7 @@ from streams.llm import (
     classify,
     completion_text,
 )
+from streams.llm.extractors import parse_batch, parse_candidates
 from tests.support.openai_stub import refusal_body
 
 LLAMA_CPP_REFUSAL = json.dumps(refusal_body("json_schema"))

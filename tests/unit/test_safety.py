@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from schemas.settings import Settings
-from streams.extractors import FakeExtractor, OpenAIExtractor, make_extractor
+from streams.llm.extractors import FakeExtractor, OpenAIExtractor, make_extractor
 from streams.safety import (
     is_loopback,
     log_startup,

@@ -10,14 +10,14 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schemas.settings import Settings
-from streams.settings_doc import BEGIN, END, README, main, render, replace_section
+from streams.cli.settings_doc import BEGIN, END, README, main, render, replace_section
 
 
 def test_readme_settings_table_is_current() -> None:
     readme = README.read_text(encoding="utf-8")
     assert readme == replace_section(readme, render()), (
         "README.md's settings table is stale: run `make settings-doc` "
-        "(python -m streams.settings_doc) and commit the result"
+        "(python -m streams.cli.settings_doc) and commit the result"
     )
 
 

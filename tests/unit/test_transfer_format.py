@@ -273,8 +273,8 @@ def test_an_import_cause_and_its_change_ids_are_deterministic() -> None:
 def test_the_check_pass_reads_files_line_by_line_and_refuses_with_line_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from streams import transfer_import
-    from streams.transfer_import import ImportRefused, check
+    from streams.transfer import importer as transfer_import
+    from streams.transfer.importer import ImportRefused, check
 
     good = tmp_path / "good.jsonl"
     good.write_bytes(b"\n".join([_line(HEADER), *map(_line, RECORDS)]) + b"\n\n")

@@ -1,0 +1,7 @@
+"""``python -m streams.cli.main``: the command line."""
+
+import sys
+
+from streams.cli.main.main import main
+
+sys.exit(main())

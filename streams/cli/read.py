@@ -1,0 +1,55 @@
+"""``consolidator context``: what an agent should know about a subject, from the CLI.
+
+Invariants: the same retrieval as ``GET /v1/context`` (:func:`streams.reads.context`);
+``--json`` prints the ContextResponse shape, otherwise the compact text block; scope is the
+(project, subject) given, nothing else is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from schemas.api import ContextResponse
+from schemas.settings import Settings
+
+
+def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
+    from streams import reads as context
+    from streams.embedding.embedder import make_embedder
+    from streams.store.core import Store
+
+    if not 1 <= args.k <= context.MAX_K:
+        print(f"error: --k must be between 1 and {context.MAX_K}", file=sys.stderr)
+        return 1
+    # The embedder is loaded only when there is a query to embed.
+    embedder: Any = make_embedder(settings) if args.query else None
+
+    async def run() -> ContextResponse:
+        store = await Store.connect(settings)
+        try:
+            await store.ready()
+            return await context.context(
+                store, embedder, args.project, args.subject, args.query, args.k
+            )
+        finally:
+            await store.close()
+
+    result = asyncio.run(run())
+    if args.json:
+        sys.stdout.write(context.dump(result).decode() + "\n")
+    else:
+        sys.stdout.write(result.text)
+    return 0
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser("context", help="a subject's facts, relevant events and open conflicts")
+    c.add_argument("--project", required=True)
+    c.add_argument("--subject", required=True)
+    c.add_argument("--query", help="rank facts and events by relevance to this text")
+    c.add_argument("--k", type=int, default=5, help="how many facts/events (default 5)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(fn=cmd_context)

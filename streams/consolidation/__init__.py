@@ -1,0 +1,1 @@
+"""The write path: the ingest guard, the pipeline, the outbox relay, tracing."""

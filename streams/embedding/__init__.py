@@ -1,0 +1,1 @@
+"""Embedding adapters: fastembed and the hash embedder, the cache, the offline model."""

@@ -1,0 +1,192 @@
+"""Text embedders behind one small protocol.
+
+Invariants (every adapter):
+- ``embed`` returns a C-contiguous float32 array of shape ``(len(texts), dim)``; an empty
+  input gives shape ``(0, dim)``.
+- Every row has unit L2 norm, so cosine distance is ``1 - a @ b`` and pgvector's ``<=>``
+  agrees with numpy.
+- Output depends only on the text (and the model), never on batch composition or process:
+  the hash embedder is seeded by a fixed key, fastembed is a deterministic ONNX graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from schemas.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    dim: int
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A zero row cannot be normalised; adapters guarantee it never happens, this only
+    # keeps a NaN from ever reaching the database.
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing (tests, offline runs): no model, no state.
+
+    Each lower-cased word and word bigram lands in a bucket chosen by keyed blake2b, with a
+    sign from the same digest (so collisions cancel on average). Shared words make texts
+    close, which is just enough semantics for tests; texts without any word are hashed whole.
+    """
+
+    _KEY = b"memory-consolidator"  # fixed: the same text maps to the same vector everywhere
+    _WORD = re.compile(r"\w+", re.UNICODE)
+
+    def __init__(self, dim: int = 384) -> None:
+        if dim < 1:
+            raise ValueError("dim must be positive")
+        self.dim = dim
+        self.name = f"hash-{dim}"
+
+    def _features(self, text: str) -> list[tuple[str, float]]:
+        words = self._WORD.findall(text.lower())
+        if not words:
+            return [("\0raw\0" + text, 1.0)]
+        feats = [(w, 1.0) for w in words]
+        feats += [(f"{a} {b}", 0.5) for a, b in itertools.pairwise(words)]
+        return feats
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - instance lives as long as the worker
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(feature.encode(), digest_size=8, key=self._KEY).digest()
+        value = int.from_bytes(digest, "little")
+        return (value >> 1) % self.dim, 1.0 if value & 1 else -1.0
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec: np.ndarray = self.embed([text])[0]
+        return vec
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of texts, not one str")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for i, text in enumerate(texts):
+            for feature, weight in self._features(text):
+                col, sign = self._bucket(feature)
+                rows.append(i)
+                cols.append(col)
+                vals.append(sign * weight)
+        # One scatter-add for the whole batch instead of a numpy call per feature.
+        vecs = np.zeros((len(texts), self.dim), dtype=np.float64)
+        np.add.at(vecs, (np.asarray(rows), np.asarray(cols)), np.asarray(vals))
+        empty = ~vecs.any(axis=1)  # every feature cancelled out: fall back to one bucket
+        vecs[empty, 0] = 1.0
+        return _normalise(vecs)
+
+
+class FastEmbedEmbedder:
+    """fastembed ONNX model loaded from a local dir only (no hub access)."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        model_name: str = "sentence-transformers/all-MiniLM-L6-v2",
+        threads: int | None = None,
+        batch_size: int = 64,
+        allow_spinning: bool = False,
+    ) -> None:
+        from fastembed import TextEmbedding
+
+        model_dir = Path(model_dir).resolve()
+        # specific_model_path makes fastembed load from the dir before any download attempt;
+        # cache_dir too, or it creates /tmp/fastembed_cache.
+        self._model: Any = TextEmbedding(
+            model_name,
+            specific_model_path=str(model_dir),
+            cache_dir=str(model_dir),
+            threads=threads,
+        )
+        self.spinning = True
+        if not allow_spinning:
+            self.spinning = not _stop_spinning(self._model, model_dir, threads)
+        known = {m["model"]: m for m in TextEmbedding.list_supported_models()}
+        self.dim = int(known[model_name]["dim"]) if model_name in known else self._probe_dim()
+        self.name = model_name
+        self.batch_size = batch_size
+
+    def _probe_dim(self) -> int:
+        return int(next(iter(self._model.embed(["dimension probe"], batch_size=1))).shape[0])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed takes a sequence of texts, not one str")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows = list(self._model.embed(list(texts), batch_size=self.batch_size))
+        return _normalise(np.stack(rows))
+
+
+def _stop_spinning(model: Any, model_dir: Path, threads: int | None) -> bool:
+    """Reload fastembed's ONNX session with thread-pool spinning off; False if not possible.
+
+    onnxruntime's pool threads busy-wait after every run by default. A worker embedding a
+    few texts every 50 ms then burns ~3x the CPU of the inference itself (bench/embed_overheads.py:
+    42 vs 15 ms of CPU per 3-text call), taken from PostgreSQL, Kafka and its own event loop on a
+    small machine; large batches are not slower without it. fastembed exposes no option for
+    it, so the session it built is replaced by one with the same model, providers and threads.
+    """
+    import onnxruntime as ort
+
+    inner: Any = getattr(model, "model", None)
+    session = getattr(inner, "model", None)
+    if not isinstance(session, ort.InferenceSession):
+        log.warning("fastembed internals changed: onnxruntime thread spinning left on")
+        return False
+    path = getattr(session, "_model_path", None) or str(model_dir / "model.onnx")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads is not None:
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = threads
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    inner.model = ort.InferenceSession(path, providers=session.get_providers(), sess_options=so)
+    return True
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings ask for; fastembed assembles its model dir first."""
+    if settings.embedder == "hash":
+        return HashEmbedder(settings.embedding_dim)
+    from streams.embedding.model_setup import ensure_model_dir
+
+    model_dir = ensure_model_dir(settings.resolved_model_dir)
+    embedder = FastEmbedEmbedder(
+        model_dir,
+        settings.embedding_model,
+        settings.embed_threads,
+        settings.embed_batch_size,
+        allow_spinning=settings.embed_allow_spinning,
+    )
+    if embedder.dim != settings.embedding_dim:
+        raise ValueError(
+            f"{settings.embedding_model} has dim {embedder.dim}, settings say "
+            f"embedding_dim={settings.embedding_dim}"
+        )
+    return embedder

@@ -1,0 +1,1 @@
+"""The worker's HTTP surface."""

@@ -1,0 +1,341 @@
+"""The worker's HTTP surface on faust's web server (same event loop as the agents).
+
+``GET /health`` (open), ``GET /metrics`` (Prometheus text), ``GET /v1/facts``,
+``GET /v1/conflicts``, ``GET /v1/context``; ``/v1/status`` and ``/v1/consolidate`` belong to
+the hygiene module and use the same :mod:`streams.http.auth` check.
+
+Invariants:
+- With ``settings.api_token`` set, every view but ``/health`` answers 401 without the bearer
+  token, before reading anything; error bodies are ``ErrorResponse`` and carry no data.
+- Parameters are validated before any query: a missing or malformed one is a 400 (JSON body)
+  naming the parameter and what is expected; an unknown parameter is a 400 too (a typo must
+  not silently widen or change the answer). Ids are matched whole (a trailing newline is not
+  an id).
+- Every list is paged (``limit`` <= MAX_LIMIT, default DEFAULT_LIMIT; ``cursor`` from the
+  previous page's ``next_cursor``) and every read runs under ``http_statement_timeout_ms``
+  (a timeout is a 503).
+- ``/health`` is not ready while the worker stops, or while lag > 0 and no batch finished
+  for ``health_stall_s``.
+- Reads use their own database connection (autocommit: each query sees committed data only),
+  never the write path's, whose transactions they must neither see nor interleave with.
+- Consumer lag is a gauge per assigned partition: log end offset minus the group's committed
+  offset, refreshed by a timer; LLM counters mirror the extractor's own counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from schemas.api import ErrorResponse, HealthResponse
+from schemas.base import ID_PATTERN, id_problem, is_scope_id, no_nul
+from schemas.settings import Settings
+from streams import reads as context
+from streams.http.auth import authorized, unauthorized
+from streams.kafka.admin import Admin
+from streams.store.core import Store
+from streams.store.errors import UNAVAILABLE, ReadTimedOut
+
+log = logging.getLogger(__name__)
+
+LAG_INTERVAL_S = 5.0
+LAG_GAUGE = "consolidator_consumer_lag"
+MAX_QUERY_CHARS = 2000
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+MAX_CURSOR_CHARS = 1024
+T = TypeVar("T")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+# extractor attribute -> Prometheus counter (the extractor counts every provider call itself)
+LLM_COUNTERS = {
+    "calls": "consolidator_llm_calls_total",
+    "errors": "consolidator_llm_request_errors_total",
+    "rate_limited": "consolidator_llm_rate_limited_total",
+    "malformed": "consolidator_llm_malformed_total",
+}
+
+
+class BadRequest(Exception):
+    pass
+
+
+async def _paged(read: Awaitable[T]) -> T:
+    """A read whose cursor the store refused is the client's error, not ours."""
+    try:
+        return await read
+    except ValueError as exc:
+        raise BadRequest(f"'cursor': {exc}") from None
+
+
+def error(status: int, message: str) -> web.Response:
+    body = ErrorResponse(error=message, status=status).model_dump_json()
+    return web.Response(body=body.encode(), status=status, content_type="application/json")
+
+
+def ok_json(model: Any, status: int = 200) -> web.Response:
+    return web.Response(body=context.dump(model), status=status, content_type="application/json")
+
+
+def _params(request: Any, allowed: set[str]) -> Mapping[str, str]:
+    query = request.query
+    unknown = sorted(set(query) - allowed)
+    if unknown:
+        raise BadRequest(
+            f"unknown query parameter {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})"
+        )
+    for name in set(query):
+        if len(query.getall(name)) > 1:
+            raise BadRequest(f"query parameter {name!r} given more than once")
+    return query  # type: ignore[no-any-return]
+
+
+def _scope(q: Mapping[str, str], name: str, required: bool = True) -> str | None:
+    value = q.get(name)
+    if value is None or value == "":
+        if required:
+            raise BadRequest(f"missing query parameter {name!r}")
+        return None
+    if not is_scope_id(value):
+        raise BadRequest(f"{name!r} must match {ID_PATTERN}")
+    return value
+
+
+def _opaque(q: Mapping[str, str], name: str) -> str:
+    value = q.get(name)
+    if value is None or value == "":
+        raise BadRequest(f"missing query parameter {name!r}")
+    problem = id_problem(value)
+    if problem is not None:
+        raise BadRequest(f"{name!r}: {problem}")
+    return value
+
+
+def _limit(q: Mapping[str, str]) -> int:
+    raw = q.get("limit")
+    if raw is None or raw == "":
+        return DEFAULT_LIMIT
+    if len(raw) > 8 or not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+        raise BadRequest(f"'limit' must be an integer between 1 and {MAX_LIMIT}")
+    return int(raw)
+
+
+def _cursor(q: Mapping[str, str]) -> str | None:
+    raw = q.get("cursor")
+    if raw is None or raw == "":
+        return None
+    if len(raw) > MAX_CURSOR_CHARS:
+        raise BadRequest("'cursor' is not a cursor returned by this API")
+    return raw
+
+
+def _flag(q: Mapping[str, str], name: str) -> bool:
+    raw = q.get(name, "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise BadRequest(f"{name!r} must be true or false")
+
+
+def _k(q: Mapping[str, str]) -> int:
+    raw = q.get("k")
+    if raw is None or raw == "":
+        return context.DEFAULT_K
+    if len(raw) > 8 or not raw.isdigit() or not 1 <= int(raw) <= context.MAX_K:
+        raise BadRequest(f"'k' must be an integer between 1 and {context.MAX_K}")
+    return int(raw)
+
+
+class ReadSide:
+    """One read-only connection for the API, serialised, reconnected when broken."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._store: Store | None = None
+        self._lock = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def store(self) -> AsyncIterator[Store]:
+        async with self._lock:
+            if self._store is None or self._store.broken:
+                fresh = await Store.connect(
+                    self.settings, statement_timeout_ms=self.settings.http_statement_timeout_ms
+                )
+                await fresh.ready()
+                if self._store is not None:
+                    with contextlib.suppress(Exception):
+                        await self._store.close()
+                self._store = fresh
+            yield self._store
+
+
+def _sync_llm_counters(rt: Any) -> None:
+    extractor = getattr(rt, "extractor", None)
+    for attr, name in LLM_COUNTERS.items():
+        rt.metrics.counters[(name, ())] = float(getattr(extractor, attr, 0) or 0)
+
+
+def _assignment(app: Any) -> set[Any]:
+    try:
+        return set(app.consumer.assignment()) if app.consumer else set()
+    except Exception:  # the consumer is not started yet
+        return set()
+
+
+def install(app: Any, rt: Any, settings: Settings) -> None:
+    """Register the views and the lag timer on the faust app (before it starts)."""
+    reads = ReadSide(settings)
+    admin = Admin(settings)
+
+    def guarded(handler: Callable[[Any], Any], open_view: bool = False) -> Callable[..., Any]:
+        async def view(web_view: Any, request: Any) -> Any:
+            if not open_view and not authorized(request, settings):
+                return unauthorized()
+            try:
+                return await handler(request)
+            except BadRequest as exc:
+                return error(400, str(exc))
+            except ReadTimedOut:
+                log.warning("read timed out (statement_timeout)", exc_info=True)
+                return error(503, "read timed out")
+            except UNAVAILABLE:
+                log.warning("read failed: database unavailable", exc_info=True)
+                return error(503, "database unavailable")
+
+        view.__name__ = handler.__name__
+        return view
+
+    async def health(request: Any) -> Any:
+        database = broker = "ok"
+        try:
+            async with reads.store() as store:
+                await store.ping()
+        except Exception as exc:
+            database = f"error: {type(exc).__name__}"
+        try:
+            await asyncio.to_thread(admin.reachable)
+        except Exception as exc:
+            broker = f"error: {type(exc).__name__}"
+        assigned = _assignment(app)
+        lag = int(sum(v for k, v in rt.metrics.gauges.items() if k[0] == LAG_GAUGE))
+        idle = max(0.0, time.monotonic() - rt.last_progress)
+        stalled = lag > 0 and idle > settings.health_stall_s
+        body = HealthResponse(
+            ok=database == "ok"
+            and broker == "ok"
+            and bool(assigned)
+            and not stalled
+            and not rt.shutting_down,
+            database=database,
+            broker=broker,
+            consumer_assigned=bool(assigned),
+            assigned_partitions=len(assigned),
+            shutting_down=rt.shutting_down,
+            stalled=stalled,
+            consumer_lag=lag,
+            seconds_since_progress=round(idle, 3),
+        )
+        return ok_json(body, 200 if body.ok else 503)
+
+    async def metrics(request: Any) -> Any:
+        _sync_llm_counters(rt)
+        return web.Response(text=rt.metrics.render(), content_type="text/plain")
+
+    async def v1_facts(request: Any) -> Any:
+        q = _params(
+            request, {"project", "subject", "include_superseded", "as_of", "limit", "cursor"}
+        )
+        project, subject = _scope(q, "project"), _scope(q, "subject")
+        include = _flag(q, "include_superseded")
+        limit, cursor = _limit(q), _cursor(q)
+        as_of = None
+        if q.get("as_of"):
+            try:
+                as_of = context.parse_time(q["as_of"])
+            except ValueError as exc:
+                raise BadRequest(f"'as_of': {exc}") from None
+        assert project and subject
+        async with reads.store() as store:
+            return ok_json(
+                await _paged(context.facts(store, project, subject, include, as_of, limit, cursor))
+            )
+
+    async def v1_conflicts(request: Any) -> Any:
+        q = _params(request, {"project", "limit", "cursor"})
+        project = _scope(q, "project")
+        limit, cursor = _limit(q), _cursor(q)
+        assert project
+        async with reads.store() as store:
+            return ok_json(await _paged(context.conflicts(store, project, limit, cursor)))
+
+    async def v1_sources(request: Any) -> Any:
+        q = _params(request, {"project", "fact", "limit", "cursor"})
+        project, fact = _scope(q, "project"), _opaque(q, "fact")
+        limit, cursor = _limit(q), _cursor(q)
+        assert project
+        async with reads.store() as store:
+            return ok_json(await _paged(context.sources(store, project, fact, limit, cursor)))
+
+    async def v1_aliases(request: Any) -> Any:
+        q = _params(request, {"project", "limit", "cursor"})
+        project = _scope(q, "project")
+        limit, cursor = _limit(q), _cursor(q)
+        assert project
+        async with reads.store() as store:
+            return ok_json(await _paged(context.aliases(store, project, limit, cursor)))
+
+    async def v1_context(request: Any) -> Any:
+        q = _params(request, {"project", "subject", "query", "k", "limit", "cursor"})
+        project, subject = _scope(q, "project"), _scope(q, "subject")
+        k = _k(q)
+        limit, cursor = _limit(q), _cursor(q)
+        query = q.get("query") or None
+        if query is not None and len(query) > MAX_QUERY_CHARS:
+            raise BadRequest(f"'query' must be at most {MAX_QUERY_CHARS} characters")
+        if query is not None:
+            try:
+                no_nul(query)
+            except ValueError as exc:
+                raise BadRequest(f"'query': {exc}") from None
+        assert project and subject
+        async with reads.store() as store:
+            return ok_json(
+                await _paged(
+                    context.context(store, rt.embedder, project, subject, query, k, limit, cursor)
+                )
+            )
+
+    for path, handler, open_view in (
+        ("/health", health, True),
+        ("/metrics", metrics, False),
+        ("/v1/facts", v1_facts, False),
+        ("/v1/conflicts", v1_conflicts, False),
+        ("/v1/context", v1_context, False),
+        ("/v1/sources", v1_sources, False),
+        ("/v1/aliases", v1_aliases, False),
+    ):
+        app.page(path)(guarded(handler, open_view))
+
+    @app.timer(interval=LAG_INTERVAL_S)  # type: ignore[untyped-decorator]
+    async def consumer_lag() -> None:
+        assigned = sorted((tp.topic, tp.partition) for tp in _assignment(app))
+        lag: dict[tuple[str, int], int] = {}
+        if assigned:
+            try:
+                lag = await asyncio.to_thread(admin.lag, assigned)
+            except Exception as exc:
+                log.debug("consumer lag not refreshed: %s", exc)
+                return
+        gauges = rt.metrics.gauges
+        for key in [k for k in gauges if k[0] == LAG_GAUGE]:
+            del gauges[key]  # partitions revoked since the last refresh
+        for (topic, partition), value in lag.items():
+            rt.metrics.set(LAG_GAUGE, value, topic=topic, partition=str(partition))

@@ -1,0 +1,1 @@
+"""The scheduled hygiene pass and its schedule."""

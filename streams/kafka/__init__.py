@@ -1,0 +1,1 @@
+"""Kafka: client configuration, the producer, topic creation and the client SDK."""

@@ -1,0 +1,1 @@
+"""LLM adapters: the OpenAI-compatible client, the extractors and the judges."""

@@ -1,0 +1,77 @@
+"""The optional LLM judge of the unsure band (``attribute_judge_enabled``, off by default).
+
+After a batch commits, the pipeline offers the judge every ``possible_same_attribute`` set the
+batch opened or extended, in one call. Its decisions are published as ``resolve_conflict``
+commands on ``memory.commands``, applied by the subject's partition owner like a person's:
+so they become aliases through the log, and a replay rebuilds them.
+
+Invariants: fails soft: any error of the call, a malformed answer or a refused publish is
+logged and counted (``consolidator_attribute_judge_errors_total``) and changes nothing (the
+sets stay for a person); it never holds the batch that triggered it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import orjson
+
+from processors.attribute_judge import (
+    FORMAT_NAME,
+    JSON_SCHEMA,
+    OfferedPair,
+    build_prompt,
+    commands,
+    parse_answer,
+)
+from schemas import topics
+from schemas.settings import Settings
+from streams.llm.client import StructuredChat
+from streams.metrics import Metrics
+from streams.ports import MessagePublisher
+
+log = logging.getLogger(__name__)
+
+
+class AttributeJudge:
+    """One batched call per batch over the unsure pairs; decisions become commands."""
+
+    def __init__(self, settings: Settings, publisher: MessagePublisher, metrics: Metrics) -> None:
+        self.settings = settings
+        self.publisher = publisher
+        self.metrics = metrics
+        self.chat = StructuredChat(settings, role="attribute judge")
+        self.topic = topics.Topics(settings.topic_prefix).commands
+
+    async def judge(self, pairs: Sequence[OfferedPair]) -> int:
+        """Ask, and publish the resolutions; returns how many were published (0 on failure)."""
+        if not pairs:
+            return 0
+        try:
+            answer = await asyncio.wait_for(
+                self.chat.complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA),
+                timeout=self.settings.openai_timeout_s,
+            )
+            verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
+            cmds = commands(pairs, verdicts, datetime.now(UTC))
+            msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
+                (self.topic, c.key, orjson.dumps(c.model_dump(mode="json")), []) for c in cmds
+            ]
+            if msgs:
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(None, self.publisher.publish, msgs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # fail soft: the sets wait for a person
+            self.metrics.inc("consolidator_attribute_judge_errors_total")
+            log.warning("attribute judge skipped: %s: %s", type(exc).__name__, exc)
+            return 0
+        self.metrics.inc("consolidator_attribute_judge_calls_total")
+        self.metrics.inc("consolidator_attribute_judge_decisions_total", len(cmds))
+        return len(cmds)
+
+    async def aclose(self) -> None:
+        await self.chat.aclose()

@@ -1,0 +1,326 @@
+"""Extractors: the I/O side of extraction (prompts and parsing live in processors.extraction).
+
+Invariants:
+- An extractor returns raw candidate objects, never validated ones: validation is
+  ``processors.validation``'s job, so a bad candidate is rejected and counted, not fatal.
+- Scope never comes from the model: the event goes to the prompt builder, and nothing here
+  reads a project or subject out of the answer.
+- The failure taxonomy is what the worker acts on (classes in ``streams.llm.client``):
+  ``ProviderError`` (and ``RateLimited``): the provider did not answer usefully (5xx,
+  timeout, connection error, 408/409, 429 past the cap); the event's job fails and is
+  retried, then dead-lettered. ``PermanentProviderError`` (a ``ProviderError`` with
+  ``permanent = True``): the provider refused the request itself (other 4xx, a 500 whose body
+  is a request-validation error, a refused ``response_format`` with no mode left); sent once,
+  never retried here, and the worker should dead-letter the event at once.
+  ``MalformedOutput``: the provider answered, but not with parseable candidates; the event is
+  consumed with zero candidates and one counted rejection. ``parse_candidates`` and
+  ``parse_batch`` raise nothing else, whatever the answer, in every output mode.
+- On HTTP 429 every call of one extractor stops before sending until Retry-After has elapsed
+  (one shared ``RateGate``); a 429 never consumes the transient-error retry budget.
+- At most ``settings.llm_concurrency`` requests are in flight.
+- ``extract_many`` is one request for several events of one subject, in order. Its result
+  has one entry per event: the raw candidates, or None for an event the answer did not cover
+  (the caller asks again for that one alone). A wholly untrustworthy answer raises
+  ``MalformedOutput``, and a provider failure fails every event of the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol, runtime_checkable
+
+import openai
+
+from processors.extraction import (
+    BATCH_FORMAT_NAME,
+    BATCH_RESPONSE_JSON_SCHEMA,
+    RESPONSE_FORMAT_NAME,
+    RESPONSE_JSON_SCHEMA,
+    MalformedResponse,
+    build_batch_prompt,
+    build_prompt,
+    fake_candidates,
+    parse_batch_response,
+    parse_response,
+)
+from processors.jsontext import OutputMode
+from schemas.events import RawEvent
+from schemas.facts import Fact
+from schemas.settings import Settings
+from streams.llm.client import (
+    Answer,
+    MalformedOutput,
+    PermanentProviderError,
+    ProviderError,
+    RateLimited,
+    StructuredChat,
+)
+
+__all__ = [
+    "Extractor",
+    "FakeExtractor",
+    "MalformedOutput",
+    "OpenAIExtractor",
+    "PermanentProviderError",
+    "ProviderError",
+    "RateGate",
+    "RateLimited",
+    "make_extractor",
+    "retry_after_seconds",
+]
+
+log = logging.getLogger(__name__)
+
+# A buggy or hostile Retry-After (a day, a year) must not park the worker indefinitely.
+MAX_RETRY_AFTER_S = 300.0
+MAX_BACKOFF_S = 30.0
+# Past this many 429s for one call the job fails (RateLimited) and the worker's retry topic
+# takes over, so a long outage does not pin a partition inside one call forever.
+MAX_RATE_LIMIT_RETRIES = 20
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    name: str
+    # False when extract() ignores the active facts, so the worker need not load them.
+    uses_context: bool
+
+    async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]: ...
+
+    async def extract_many(
+        self, events: Sequence[RawEvent], active: Sequence[Fact]
+    ) -> list[list[object] | None]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def retry_after_seconds(
+    headers: Mapping[str, str], default: float, *, now: datetime | None = None
+) -> float:
+    """Seconds to pause after a 429: ``retry-after-ms``, else ``Retry-After`` (seconds or an
+    HTTP date), else ``default``; clamped to ``[0, MAX_RETRY_AFTER_S]``."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    seconds: float | None = None
+    if (ms := lowered.get("retry-after-ms")) is not None:
+        try:
+            seconds = float(ms) / 1000.0
+        except ValueError:
+            seconds = None
+    if seconds is None and (raw := lowered.get("retry-after")) is not None:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            try:
+                when = parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None:
+                if when.tzinfo is None:  # RFC 9110 dates are GMT
+                    when = when.replace(tzinfo=UTC)
+                seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if seconds is None or seconds != seconds:  # absent, unparseable or NaN
+        seconds = default
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+class RateGate:
+    """One pause shared by every call to a provider.
+
+    Invariant: a call waits on the gate immediately before sending, so once any call has seen
+    a 429 no new request leaves until ``paused_until`` (monotonic clock, as asyncio uses).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.paused_until = 0.0
+        self.pauses = 0  # pause windows opened; a 429 inside an open window extends it
+        # Recent (start, end) windows, for metrics and for tests that prove silence.
+        self.windows: deque[tuple[float, float]] = deque(maxlen=64)
+
+    @property
+    def is_open(self) -> bool:
+        return self._clock() >= self.paused_until
+
+    def close_for(self, seconds: float) -> None:
+        now = self._clock()
+        until = now + max(seconds, 0.0)
+        if until <= self.paused_until:
+            return  # an earlier 429 already asked for a longer pause
+        if self.paused_until <= now or not self.windows:
+            self.pauses += 1
+            self.windows.append((now, until))
+        else:
+            self.windows[-1] = (self.windows[-1][0], until)
+        self.paused_until = until
+
+    async def wait(self) -> None:
+        # Loop, because another call's 429 may extend the pause while this one sleeps.
+        while (delay := self.paused_until - self._clock()) > 0:
+            await asyncio.sleep(delay)
+
+
+class FakeExtractor:
+    """Deterministic extractor (``processors.extraction.fake_candidates``), for tests/demos."""
+
+    name = "fake"
+    uses_context = False  # metadata scripts and sentence patterns never look at the facts
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.errors = 0
+        self.rate_limited = 0
+        self.malformed = 0
+
+    async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
+        self.calls += 1
+        return list(fake_candidates(event))
+
+    async def extract_many(
+        self, events: Sequence[RawEvent], active: Sequence[Fact]
+    ) -> list[list[object] | None]:
+        self.calls += 1
+        return [list(fake_candidates(e)) for e in events]
+
+    async def aclose(self) -> None:
+        return None
+
+
+class OpenAIExtractor:
+    """Any OpenAI-compatible chat completions endpoint, asked for JSON in the configured
+    structured-output mode (``streams.llm.client.StructuredChat``).
+
+    Counters (plain ints, read by /metrics): ``calls`` requests sent, ``errors`` failed
+    requests other than 429, ``rate_limited`` 429 answers, ``malformed`` unparseable answers,
+    ``retries`` re-sends after a transient error; ``gate.pauses`` 429 pause windows;
+    ``chat.fallbacks`` output-mode fallbacks.
+    """
+
+    name = "openai"
+    uses_context = True
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        gate: RateGate | None = None,
+    ) -> None:
+        self._settings = settings
+        self.chat = StructuredChat(settings, client=client, role="extractor")
+        self.gate = gate or RateGate()
+        self._slots = asyncio.Semaphore(settings.llm_concurrency)
+        self.errors = 0
+        self.rate_limited = 0
+        self.malformed = 0
+        self.retries = 0
+
+    @property
+    def calls(self) -> int:
+        return self.chat.requests
+
+    async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
+        messages = build_prompt(event, active)
+        try:
+            answer = await self._complete(messages, RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
+            return parse_candidates(answer.text, answer.mode)
+        except MalformedOutput:
+            self.malformed += 1
+            raise
+
+    async def extract_many(
+        self, events: Sequence[RawEvent], active: Sequence[Fact]
+    ) -> list[list[object] | None]:
+        messages = build_batch_prompt(events, active)
+        try:
+            answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
+            return parse_batch(answer.text, answer.mode, len(events))
+        except MalformedOutput:
+            self.malformed += 1
+            raise
+
+    async def aclose(self) -> None:
+        await self.chat.aclose()
+
+    async def _complete(
+        self, messages: Sequence[dict[str, str]], name: str, schema: dict[str, Any]
+    ) -> Answer:
+        failures = 0
+        limited = 0
+        # The slot is held through gate waits and backoff sleeps on purpose: a struggling
+        # provider should see fewer calls in flight, not a queue that refills instantly.
+        async with self._slots:
+            while True:
+                try:
+                    # The gate is waited on right before each request leaves (in chat).
+                    return await self.chat.complete(
+                        messages, name, schema, before_send=self.gate.wait
+                    )
+                except PermanentProviderError:
+                    self.errors += 1
+                    raise  # our request is wrong: re-sending cannot help (logged by chat)
+                except openai.RateLimitError as exc:
+                    self.rate_limited += 1
+                    limited += 1
+                    delay = retry_after_seconds(exc.response.headers, self._settings.llm_backoff_s)
+                    self.gate.close_for(delay)
+                    log.warning("provider 429: pausing all calls for %.2fs", delay)
+                    if limited > MAX_RATE_LIMIT_RETRIES:
+                        raise RateLimited(
+                            f"still rate limited after {limited} attempts", retry_after=delay
+                        ) from exc
+                    continue
+                except openai.APIStatusError as exc:  # transient by streams.llm.client.classify
+                    self.errors += 1
+                    error = ProviderError(
+                        f"provider HTTP {exc.status_code}: {exc.message}", status=exc.status_code
+                    )
+                    cause: Exception = exc
+                except openai.APIConnectionError as exc:  # includes APITimeoutError
+                    self.errors += 1
+                    error = ProviderError(f"provider unreachable: {type(exc).__name__}: {exc}")
+                    cause = exc
+                except openai.APIResponseValidationError as exc:
+                    raise MalformedOutput(f"response failed validation: {exc}") from exc
+                failures += 1
+                if failures > self._settings.llm_max_retries:
+                    raise error from cause
+                self.retries += 1
+                delay = _backoff(self._settings.llm_backoff_s, failures)
+                log.warning("%s; retry %d in %.2fs", error, failures, delay)
+                await asyncio.sleep(delay)
+
+
+def parse_candidates(text: str, mode: OutputMode) -> list[object]:
+    """The raw candidates of a single-event answer; MalformedOutput and nothing else."""
+    try:
+        return parse_response(text, lenient=mode == "prompt")
+    except MalformedResponse as exc:
+        raise MalformedOutput(exc.reason) from exc
+
+
+def parse_batch(text: str, mode: OutputMode, count: int) -> list[list[object] | None]:
+    """Per event the raw candidates of a batch answer; MalformedOutput and nothing else."""
+    try:
+        return parse_batch_response(text, count, lenient=mode == "prompt")
+    except MalformedResponse as exc:
+        raise MalformedOutput(exc.reason) from exc
+
+
+def _backoff(base: float, failures: int) -> float:
+    # Exponential with jitter in [0.5, 1]x so concurrent calls do not retry in lockstep.
+    return min(base * 2.0 ** (failures - 1), MAX_BACKOFF_S) * random.uniform(0.5, 1.0)
+
+
+def make_extractor(settings: Settings) -> Extractor:
+    if settings.llm_provider == "openai":
+        return OpenAIExtractor(settings)
+    if settings.llm_provider == "fake":
+        return FakeExtractor()
+    raise ValueError(f"unknown llm_provider {settings.llm_provider!r}")

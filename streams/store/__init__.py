@@ -1,0 +1,1 @@
+"""PostgreSQL: every SQL statement of the service and the row <-> model mapping."""
