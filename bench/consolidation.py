@@ -925,8 +925,8 @@ class StageTimers:
 
 def profiled_worker() -> int:
     """`consolidation.py _worker`: the real worker, with stage timers and a stack sampler."""
-    from streams.cli.main import main as cli
-    from streams.consolidation import pipeline, relay
+    from streams.cli import main as cli
+    from streams.consolidation import extraction, pipeline, relay, vectors, writer
     from streams.kafka.client import Publisher
     from streams.store import core as store
 
@@ -954,23 +954,25 @@ def profiled_worker() -> int:
     timers.wrap_async(P, "_parse", "Pipeline._parse (orjson + RawEvent validation)", n_batch)
     timers.wrap_async(P, "_drop_applied", "Pipeline._drop_applied (SELECT applied events)", n_batch)
     timers.wrap_async(
-        P,
-        "_extract",
-        "Pipeline._extract (active_facts SELECT + fake extractor + validate)",
+        extraction.ExtractionStage,
+        "run",
+        "ExtractionStage.run (active_facts SELECT + fake extractor + validate)",
         n_batch,
     )
     timers.wrap_async(S, "active_facts", "  Store.active_facts (SELECT)")
-    timers.wrap_sync(P, "_embed", "Pipeline._embed (executor thread)", n_batch)
-    timers.wrap_async(P, "_apply", "Pipeline._apply (embed wait + transaction)", n_batch)
+    timers.wrap_sync(vectors.VectorStage, "embed", "VectorStage.embed (executor thread)", n_batch)
+    timers.wrap_async(
+        writer.BatchWriter, "apply", "BatchWriter.apply (embed wait + transaction)", n_batch
+    )
     timers.wrap_cm(S, "batch", "  Store.batch (BEGIN + advisory lock per subject / COMMIT)")
     timers.wrap_async(S, "load_states", "  Store.load_states (2 SELECTs)")
     timers.wrap_cm(S, "savepoint", "  Store.savepoint (SAVEPOINT / RELEASE)")
-    timers.wrap_async(P, "_apply_one", "  Pipeline._apply_one (per event, total)")
+    timers.wrap_async(writer.BatchWriter, "_apply_one", "  BatchWriter._apply_one (per event)")
     timers.wrap_async(S, "insert_event", "    Store.insert_event (INSERT events)")
     timers.wrap_async(S, "apply", "    Store.apply (fact upserts + outbox)")
     timers.wrap_async(S, "enqueue", "      Store.enqueue (outbox executemany)")
-    timers.wrap_sync(pipeline, "adjudicate", "    adjudicate (pure)")
-    timers.wrap_sync(pipeline, "change_messages", "    change_messages (pure)")
+    timers.wrap_sync(writer, "adjudicate", "    adjudicate (pure)")
+    timers.wrap_sync(writer, "change_messages", "    change_messages (pure)")
     timers.wrap_async(R, "_once", "Relay._once (SELECT outbox, publish, UPDATE)")
     timers.wrap_sync(
         Publisher, "publish", "Publisher.publish (executor: produce + flush)", lambda a: 0

@@ -127,11 +127,6 @@ class Settings(BaseSettings):
     health_stall_s: float = Field(default=120.0, gt=0)
     # Every HTTP read runs under this PostgreSQL statement timeout.
     http_statement_timeout_ms: int = Field(default=5000, ge=1)
-    # Test-only fault injection: "after_commit" (SIGKILL between DB commit and publish),
-    # "fail_event:<event_id>" (a database error inside that event's savepoint),
-    # "die_on:<event_id>" (SIGKILL when that event's work starts), "raise_on:<event_id>" (an
-    # unexpected exception there), "hang_on:<event_id>" (that event's batch never finishes).
-    fault_point: str | None = None
     # OpenTelemetry spans per batch and per event, continued from a raw event's traceparent
     # header into its change events' headers; exported over OTLP/HTTP as the standard
     # OTEL_* variables say (streams.consolidation.tracing).

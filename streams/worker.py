@@ -32,6 +32,7 @@ from schemas import topics
 from schemas.settings import Settings
 from streams import safety
 from streams.consolidation import tracing
+from streams.consolidation.faults import NO_FAULTS, FaultHook
 from streams.consolidation.pipeline import Incoming, Pipeline
 from streams.consolidation.relay import Relay
 from streams.embedding.embedder import make_embedder
@@ -51,8 +52,9 @@ log = logging.getLogger(__name__)
 class Runtime:
     """Everything the agents share, created lazily on faust's event loop."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, faults: FaultHook = NO_FAULTS):
         self.settings = settings
+        self.faults = faults
         self.metrics = Metrics()
         self.publisher = Publisher(settings)
         self.embedder = make_embedder(settings)
@@ -78,6 +80,7 @@ class Runtime:
                     self.publisher,
                     self.metrics,
                     on_commit=self.wakeup,
+                    faults=self.faults,
                 )
             return self._pipeline
 
@@ -138,7 +141,7 @@ def prepare(settings: Settings) -> None:
     asyncio.run(migrate())
 
 
-def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
+def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.App, Runtime]:
     t = topics.Topics(settings.topic_prefix)
     app = faust.App(
         settings.group_id,
@@ -164,7 +167,7 @@ def build_app(settings: Settings) -> tuple[faust.App, Runtime]:
         web_application_options={"middlewares": [api_auth.middleware(settings)]},
         producer_acks=-1,
     )
-    rt = Runtime(settings)
+    rt = Runtime(settings, faults)
 
     events_topic = app.topic(t.events, value_serializer="raw", key_serializer="raw")
     retry_topic = app.topic(t.retry, value_serializer="raw", key_serializer="raw")
@@ -244,11 +247,11 @@ def arm_stop_watchdog(timeout: float) -> threading.Timer:
     return timer
 
 
-def run(settings: Settings, loglevel: str = "warning") -> None:
+def run(settings: Settings, loglevel: str = "warning", faults: FaultHook = NO_FAULTS) -> None:
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
     safety.log_startup(settings)
     tracing.setup(settings)
     prepare(settings)
-    app, rt = build_app(settings)
+    app, rt = build_app(settings, faults)
     worker = Worker(app, rt, loglevel=loglevel)
     worker.execute_from_commandline()

@@ -2,6 +2,6 @@
 
 import sys
 
-from streams.cli.main.main import main
+from streams.cli.main import main
 
 sys.exit(main())

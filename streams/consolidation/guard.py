@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from streams.metrics import Metrics
-from streams.ports import BrokerUnavailable
+from streams.ports import SYSTEM_CLOCK, BrokerUnavailable, Clock
 from streams.store.errors import UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -74,12 +74,14 @@ class IngestGuard:
         max_deaths: int,
         dead_letter: DeadLetter,
         metrics: Metrics,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.attempts = attempts
         self.consumer = consumer
         self.max_deaths = max_deaths
         self.dead_letter = dead_letter
         self.metrics = metrics
+        self.clock = clock
 
     async def run(self, batch: Sequence[Message], work: Work) -> None:
         if not batch:
@@ -157,5 +159,5 @@ class IngestGuard:
                 )
                 kind = type(exc).__name__
                 log.warning("outage (%s: %s); holding the batch %.1fs", kind, exc, pause)
-                await asyncio.sleep(pause)
+                await self.clock.sleep(pause)
                 pause = min(pause * 2, MAX_OUTAGE_PAUSE_S)

@@ -209,6 +209,8 @@ def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path
                 "semantic_unsure_create": 2.0,
                 "semantic_unsure_supersede": 2.0,
                 "extraction_batching": False,
+                # Both unsure pairs in one batch even on a loaded machine (one judge call).
+                "batch_within_s": 1.0,
             }
         )
         c = _c("residence_city", {"city": "Paris"}, "create")[0]

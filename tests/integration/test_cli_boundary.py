@@ -16,7 +16,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from schemas.settings import Settings
-from streams.cli.main import main as cli
+from streams.cli import main as cli
 from streams.hygiene import run as hygiene
 from tests.support.hostile import HOSTILE_TEXT
 from tests.support.workers import settings_env

@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from schemas import topics
 from schemas.commands import Command
 from schemas.settings import Settings
-from streams.consolidation.pipeline import Incoming, _parse_event
+from streams.consolidation.jobs import Incoming
+from streams.consolidation.jobs import parse_event as _parse_event
 from tests.support.workers import rows
 
 JSON_LEAF = (

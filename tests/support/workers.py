@@ -46,15 +46,22 @@ def settings_env(s: Settings, **extra: Any) -> dict[str, str]:
 class WorkerProcess:
     """``consolidator worker`` as a child process (so SIGKILL tests are real)."""
 
-    def __init__(self, settings: Settings, log_path: Path, **overrides: Any):
+    def __init__(
+        self, settings: Settings, log_path: Path, fault_point: str | None = None, **overrides: Any
+    ):
         self.settings = settings.model_copy(update=overrides) if overrides else settings
         self.log_path = log_path
+        # An armed fault (tests/support/faults.py) runs the worker through its own entry point.
+        self.fault_point = fault_point
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> WorkerProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        entry = ["streams.cli.main", "worker"]
+        if self.fault_point is not None:
+            entry = ["tests.support.faults", self.fault_point]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streams.cli.main", "worker", "--loglevel", "info"],
+            [sys.executable, "-m", *entry, "--loglevel", "info"],
             env=settings_env(self.settings),
             stdout=self._log,
             stderr=subprocess.STDOUT,

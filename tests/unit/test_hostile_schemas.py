@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from schemas.base import MAX_ID_CHARS, id_problem, is_scope_id
 from schemas.commands import Command
 from schemas.events import RawEvent
-from streams.consolidation.pipeline import Incoming, _parse_event
+from streams.consolidation.jobs import Incoming
+from streams.consolidation.jobs import parse_event as _parse_event
 from tests.support.hostile import HOSTILE_TEXT, JSON
 
 IDS = HOSTILE_TEXT

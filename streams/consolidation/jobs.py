@@ -1,0 +1,159 @@
+"""A consumed message and the job it becomes on the write path, with the pure helpers the
+stages share.
+
+Invariants:
+- ``Incoming`` carries the message as bytes: parsing is the pipeline's job, so bad bytes can
+  be dead-lettered with a reason instead of failing a consumer.
+- A ``Job`` ends in exactly one of: applied (``error`` None), retried, or dead-lettered
+  (``fatal`` for a bug, ``permanent`` for a provider refusal no retry can fix).
+- ``reason`` turns any exception into one bounded line (≤500 characters), never raising.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import orjson
+from pydantic import ValidationError
+
+from processors import envelopes
+from processors.adjudication import Decision, SubjectState
+from processors.attribute_judge import OfferedPair
+from processors.normalize import statement_key
+from schemas.events import RawEvent
+from schemas.facts import ExtractedFact
+from streams.store.core import SubjectKey
+
+
+class AlreadyApplied(Exception):
+    """An event of the batch was stored by someone else since we checked."""
+
+
+@dataclass
+class Incoming:
+    """A consumed message, as bytes: parsing is the pipeline's job (so bad bytes can be DLQ'd)."""
+
+    value: bytes | None
+    key: bytes | None = None
+    headers: Sequence[tuple[str, bytes]] = ()
+    topic: str = ""
+    partition: int = -1
+    offset: int = -1
+    timestamp_ms: int | None = None
+
+    # Retries recorded in a header are clamped to this (set by the pipeline from Settings).
+    max_attempts: int = 1_000
+
+    def header(self, name: str) -> bytes | None:
+        """The last value of header ``name``, or None."""
+        return envelopes.header(self.headers, name)
+
+    @property
+    def attempt(self) -> int:
+        """Retries so far, from the ``attempt`` header (clamped, 0 when absent or garbled)."""
+        return envelopes.attempt_of(self.header("attempt"), self.max_attempts)
+
+    @property
+    def coord(self) -> tuple[str, int, int]:
+        """(topic, partition, offset): where the message sits in the log."""
+        return (self.topic, self.partition, self.offset)
+
+
+@dataclass
+class Job:
+    """One parsed event on its way through the stages."""
+
+    msg: Incoming
+    event: RawEvent
+    candidates: list[ExtractedFact] = field(default_factory=list)
+    error: str | None = None
+    # An unexpected error (a bug, not an outage or a provider failure): dead-letter at once.
+    fatal: bool = False
+    # The provider refused the request itself (a 4xx, a validation 500): no retry helps.
+    permanent: bool = False
+
+    def fail(self, exc: BaseException) -> None:
+        """Mark the job failed by a bug: it is dead-lettered, not retried."""
+        self.error = f"internal: {type(exc).__name__}: {exc}"[:500]
+        self.fatal = True
+
+
+def reason(exc: Exception) -> str:
+    """One bounded line saying why a message is refused."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "<root>"
+        return f"{loc}: {first.get('msg', 'invalid')}"[:500]
+    if isinstance(exc, ValueError):
+        return str(exc)[:500]
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def tkey(job: Job) -> str:
+    """The job's key in the batch trace."""
+    return f"{job.event.project_id}\x1f{job.event.event_id}"
+
+
+def flagged(decision: Decision, before: SubjectState) -> list[OfferedPair]:
+    """The possible_same_attribute sets a decision opened or extended, as judge questions."""
+    active = {f.id: f for f in before.active}
+    out = []
+    for ch in decision.changes:
+        cs = ch.conflict_set
+        if cs is None or cs.reason != "possible_same_attribute" or cs.status != "open":
+            continue
+        existing = active.get(cs.fact_ids[0])
+        if existing is None or existing.predicate is None or ch.fact.predicate is None:
+            continue
+        out.append(
+            OfferedPair(
+                set_id=cs.id,
+                project_id=cs.project_id,
+                subject_id=cs.subject_id,
+                candidate=ch.fact.predicate,
+                candidate_keys=tuple(sorted(ch.fact.value)),
+                existing=existing.predicate,
+                existing_keys=tuple(sorted(existing.value)),
+            )
+        )
+    return out
+
+
+def predicates(jobs: Sequence[Job]) -> dict[str, set[str]]:
+    """Per project, the predicates the batch's candidates use (to load their aliases)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for j in jobs:
+        for c in j.candidates:
+            if c.predicate:
+                out[j.event.project_id].add(c.predicate)
+    return out
+
+
+def note_keys(jobs: Sequence[Job]) -> dict[SubjectKey, set[str]]:
+    """Per subject, the exact-equality keys of the batch's note candidates."""
+    out: dict[SubjectKey, set[str]] = defaultdict(set)
+    for j in jobs:
+        for c in j.candidates:
+            if c.is_note and c.statement is not None:
+                out[(j.event.project_id, j.event.subject_id)].add(statement_key(c.statement))
+    return out
+
+
+def subject_keys(jobs: Sequence[Job]) -> set[SubjectKey]:
+    """The (project, subject) pairs of the jobs."""
+    return {(j.event.project_id, j.event.subject_id) for j in jobs}
+
+
+def parse_event(msg: Incoming) -> RawEvent:
+    """The message as a RawEvent; ValueError/ValidationError (or anything else) if it is not."""
+    if msg.value is None:
+        raise ValueError("empty message value")
+    try:
+        data = orjson.loads(msg.value)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("event must be a JSON object")
+    return RawEvent.model_validate(data)

@@ -1,0 +1,17 @@
+"""What every part of the store shares: its connection and settings.
+
+Invariants: one connection per Store (a psycopg connection is not shared between tasks);
+the parts (``ReadQueries``, ``Bookkeeping``, ``Store``) only read ``conn`` and ``settings``.
+"""
+
+from __future__ import annotations
+
+from schemas.settings import Settings
+from streams.store.errors import Connection
+
+
+class Base:
+    """The connection and settings the store's parts run their statements with."""
+
+    conn: Connection
+    settings: Settings
