@@ -1,7 +1,7 @@
-"""``python -m streams.cli.main``: the command line."""
+"""``python -m streams.cli``: the command line."""
 
 import sys
 
-from streams.cli.main.main import main
+from streams.cli.main import main
 
 sys.exit(main())
