@@ -1,4 +1,4 @@
-"""``python -m streams.cli.main``: the command line."""
+"""``python -m streams.cli``: the command line."""
 
 import sys
 

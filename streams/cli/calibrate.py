@@ -12,9 +12,10 @@ The decisions are ``processors`` code; this module only does the I/O.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -29,6 +30,9 @@ from processors.attribute_pairs import (
 from processors.attributes import Bounds, attribute
 from schemas.settings import Settings
 from streams.embedding.embedder import make_embedder
+
+if TYPE_CHECKING:
+    from streams.cli.common import Subparsers
 
 
 def _scores(settings: Settings) -> dict[str, list[PairScore]]:
@@ -66,6 +70,7 @@ def _scores(settings: Settings) -> dict[str, list[PairScore]]:
 
 
 def configured_bounds(settings: Settings) -> Bounds:
+    """The attribute-resolution bounds the settings configure."""
     return Bounds(
         settings.semantic_threshold,
         settings.semantic_unsure_create,
@@ -86,10 +91,11 @@ def _table(scores: dict[str, list[PairScore]], bounds: Bounds) -> dict[str, dict
 
 
 def run_calibration(settings: Settings, as_json: bool = False) -> int:
+    """Choose the bounds on ``tune`` and print the rates of chosen and configured bounds."""
     scores = _scores(settings)
     chosen = choose_bounds(scores["tune"])  # tune only: holdout and blind are for checking
     configured = configured_bounds(settings)
-    doc: dict[str, Any] = {
+    doc: dict[str, object] = {
         "embedder": settings.embedder,
         "model": settings.embedding_model,
         "chosen": asdict(chosen),
@@ -125,3 +131,15 @@ def run_calibration(settings: Settings, as_json: bool = False) -> int:
         "false sup: different attributes, one retired; false conf: different, asked."
     )
     return 0
+
+
+def cmd_calibrate(args: argparse.Namespace, s: Settings) -> int:
+    """Calibrate the semantic threshold (``--json`` for the document)."""
+    return run_calibration(s, as_json=args.json)
+
+
+def register(sub: Subparsers) -> None:
+    """Add ``calibrate``."""
+    cal = sub.add_parser("calibrate", help="calibrate the semantic threshold")
+    cal.add_argument("--json", action="store_true")
+    cal.set_defaults(fn=cmd_calibrate)

@@ -10,6 +10,7 @@ again on the same stack and its summary counts exactly its own events.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import re
@@ -20,15 +21,16 @@ import time
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 from schemas.facts import ConflictSet, Fact
 from schemas.settings import Settings
 from streams.devstack import localstack
-from streams.kafka import sdk
-from streams.store.core import Store
+
+if TYPE_CHECKING:
+    from streams.cli.common import Subparsers
 
 
 def _free_port() -> int:
@@ -37,7 +39,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _sample(project: str) -> list[dict[str, Any]]:
+def _sample(project: str) -> list[dict[str, object]]:
     text = (Path(__file__).resolve().parents[1] / "data" / "demo.jsonl").read_text()
     events = [orjson.loads(line) for line in text.splitlines() if line.strip()]
     for e in events:
@@ -58,6 +60,8 @@ def _env(settings: Settings, port: int) -> dict[str, str]:
 
 
 async def _progress(settings: Settings, project: str) -> tuple[int, int]:
+    from streams.store.core import Store
+
     store = await Store.connect(settings)
     try:
         return await store.progress(project)
@@ -68,6 +72,8 @@ async def _progress(settings: Settings, project: str) -> tuple[int, int]:
 async def _snapshot(
     settings: Settings, project: str, subjects: list[str]
 ) -> tuple[dict[str, list[Fact]], list[ConflictSet], dict[str, Fact]]:
+    from streams.store.core import Store
+
     store = await Store.connect(settings)
     try:
         await store.ready()
@@ -132,6 +138,9 @@ def _print_summary(
 
 
 def run_demo(settings: Settings, timeout: float = 120.0) -> int:
+    """Run the bundled sample through the stack (started if needed) and print a summary."""
+    from streams.kafka import sdk
+
     try:
         info = localstack.up(settings)
     except localstack.StackError as exc:
@@ -180,7 +189,7 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
             time.sleep(0.5)
         time.sleep(1.0)  # let the DLQ publish and metrics settle
         outcomes = _outcomes(port)
-        subjects = sorted({e["subject_id"] for e in events})
+        subjects = sorted({str(e["subject_id"]) for e in events})
         facts, conflicts, members = asyncio.run(_snapshot(settings, project, subjects))
         _print_summary(project, facts, conflicts, members, outcomes)
         return 0
@@ -193,3 +202,13 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
         if info.started:
             stopped = localstack.down(stack, services=info.started)
             print(f"\nstopped {', '.join(stopped) or 'nothing'} (started by this demo)")
+
+
+def cmd_demo(args: argparse.Namespace, s: Settings) -> int:
+    """Run the bundled sample end to end."""
+    return run_demo(s)
+
+
+def register(sub: Subparsers) -> None:
+    """Add ``demo``."""
+    sub.add_parser("demo", help="run the bundled sample end to end").set_defaults(fn=cmd_demo)

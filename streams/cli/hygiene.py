@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 from pydantic import ValidationError
@@ -21,17 +20,14 @@ from pydantic import ValidationError
 from processors.hygiene_apply import is_due
 from schemas import hygiene as hs
 from schemas.settings import Settings
+from streams.cli.common import dump, fail
+
+if TYPE_CHECKING:
+    from streams.cli.common import Subparsers
+    from streams.cli.progress import Progress
+    from streams.kafka.client import Publisher
 
 CONFIG_KEYS = tuple(k for k in hs.HygieneConfig.model_fields if k != "schema_version")
-
-
-def _dump(obj: Any) -> None:
-    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode() + "\n")
-
-
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 1
 
 
 def _report_table(report: hs.RunResponse) -> None:
@@ -56,6 +52,7 @@ def _report_table(report: hs.RunResponse) -> None:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    """Run a hygiene pass now (``--dry-run``: plan and report only)."""
     from streams.hygiene import run as hygiene
     from streams.kafka.client import Publisher, ensure_topics
 
@@ -64,12 +61,12 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         hygiene.check_bank(config, args.bank)
     except hygiene.BankRefused as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     publisher = Publisher(settings)
 
     from streams.cli.progress import bar
 
-    async def go(progress: Any) -> hs.RunResponse | None:
+    async def go(progress: Progress) -> hs.RunResponse | None:
         def on_bank(done: int, total: int) -> None:
             progress.total = total
             progress.n = done
@@ -91,16 +88,16 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         with bar(None, "hygiene pass", unit="bank") as progress:
             report = asyncio.run(go(progress))
     except hygiene.PassBusy as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     assert report is not None
     if args.json:
-        _dump(report.model_dump(mode="json"))
+        dump(report.model_dump(mode="json"))
     else:
         _report_table(report)
     return 0
 
 
-async def _drain(settings: Settings, publisher: Any) -> None:
+async def _drain(settings: Settings, publisher: Publisher) -> None:
     from streams.consolidation.relay import Relay
     from streams.store.core import Store
 
@@ -113,6 +110,7 @@ async def _drain(settings: Settings, publisher: Any) -> None:
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the hygiene schedule and the last pass's report."""
     from streams.hygiene import run as hygiene
     from streams.kafka.client import ensure_topics
 
@@ -128,7 +126,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
         last_report=cp.report,
     )
     if args.json:
-        _dump(status.model_dump(mode="json"))
+        dump(status.model_dump(mode="json"))
         return 0
     from datetime import UTC, datetime
 
@@ -144,15 +142,16 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_config_show(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the hygiene configuration in force."""
     from streams.hygiene import run as hygiene
     from streams.kafka.client import ensure_topics
 
     ensure_topics(settings)
-    _dump(hygiene.load_config(settings).model_dump(mode="json"))
+    dump(hygiene.load_config(settings).model_dump(mode="json"))
     return 0
 
 
-def _value(key: str, text: str) -> Any:
+def _value(key: str, text: str) -> object:
     if key == "banks":
         stripped = text.strip()
         if stripped.startswith("["):
@@ -165,21 +164,22 @@ def _value(key: str, text: str) -> Any:
 
 
 def cmd_config_set(args: argparse.Namespace, settings: Settings) -> int:
+    """Validate and publish a new hygiene configuration (nothing on an invalid value)."""
     from streams.hygiene import run as hygiene
     from streams.kafka.client import Publisher, ensure_topics
 
-    updates: dict[str, Any] = {}
+    updates: dict[str, object] = {}
     for item in args.assignments:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep:
-            return _fail(f"expected KEY=VALUE, got {item!r}")
+            return fail(f"expected KEY=VALUE, got {item!r}")
         if key not in CONFIG_KEYS:
-            return _fail(f"unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}")
+            return fail(f"unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}")
         try:
             updates[key] = _value(key, text)
         except orjson.JSONDecodeError as exc:
-            return _fail(f"{key}: not valid JSON: {exc}")
+            return fail(f"{key}: not valid JSON: {exc}")
     ensure_topics(settings)
     current = hygiene.load_config(settings)
     try:
@@ -187,9 +187,9 @@ def cmd_config_set(args: argparse.Namespace, settings: Settings) -> int:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err.get("loc", ())) or "config"
-        return _fail(f"invalid value for {loc}: {err.get('msg')}; nothing was changed")
+        return fail(f"invalid value for {loc}: {err.get('msg')}; nothing was changed")
     hygiene.publish_config(settings, new, Publisher(settings))
-    _dump(new.model_dump(mode="json"))
+    dump(new.model_dump(mode="json"))
     return 0
 
 
@@ -208,9 +208,9 @@ def cmd_rules(args: argparse.Namespace, settings: Settings) -> int:
     try:
         found = asyncio.run(go())
     except Exception as exc:  # e.g. the database is unreachable or not migrated yet
-        return _fail(f"cannot read rules: {type(exc).__name__}: {exc}")
+        return fail(f"cannot read rules: {type(exc).__name__}: {exc}")
     if args.json:
-        _dump([r.model_dump(mode="json") for r in found])
+        dump([r.model_dump(mode="json") for r in found])
         return 0
     if not found:
         print(f"no rules for bank {args.bank!r}" if args.bank else "no rules")
@@ -222,7 +222,8 @@ def cmd_rules(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
+    """Add ``run``, ``status``, ``config show|set`` and ``rules``."""
     r = sub.add_parser("run", help="run a hygiene pass now")
     r.add_argument("--bank", help="only this bank (project)")
     r.add_argument("--dry-run", action="store_true", help="plan and report, write nothing")

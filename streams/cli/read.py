@@ -10,21 +10,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemas.api import ContextResponse
 from schemas.settings import Settings
+from streams.cli.common import fail
+
+if TYPE_CHECKING:
+    from streams.cli.common import Subparsers
 
 
 def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
+    """Print what an agent should know about a subject (``--json``: ContextResponse)."""
     from streams import reads as context
     from streams.embedding.embedder import make_embedder
     from streams.store.core import Store
 
     if not 1 <= args.k <= context.MAX_K:
-        print(f"error: --k must be between 1 and {context.MAX_K}", file=sys.stderr)
-        return 1
-    # The embedder is loaded only when there is a query to embed.
+        return fail(f"--k must be between 1 and {context.MAX_K}")
+    # The embedder is loaded only when there is a query to embed. Any: reads.context types
+    # it as a required Embedder although it only embeds when there is a query.
     embedder: Any = make_embedder(settings) if args.query else None
 
     async def run() -> ContextResponse:
@@ -45,7 +50,8 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
+    """Add ``context``."""
     c = sub.add_parser("context", help="a subject's facts, relevant events and open conflicts")
     c.add_argument("--project", required=True)
     c.add_argument("--subject", required=True)

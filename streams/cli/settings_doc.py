@@ -185,6 +185,7 @@ def replace_section(readme: str, table: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Rewrite (or with ``--check`` only compare) README's table; the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("readme", nargs="?", type=Path, default=README)
     parser.add_argument("--check", action="store_true", help="exit 1 when the table is stale")

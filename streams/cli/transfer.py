@@ -13,26 +13,28 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 from schemas.base import is_scope_id
 from schemas.settings import Settings
 from schemas.transfer import ImportReport
+from streams.cli.common import fail
+
+if TYPE_CHECKING:
+    from schemas.transfer import Header
+    from streams.cli.common import Subparsers
+    from streams.cli.progress import Progress
+    from streams.store.core import Store
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 1
-
-
-def _bar(desc: str, unit: str, total: int | None = None, enabled: bool = True) -> Any:
+def _bar(desc: str, unit: str, total: int | None = None, enabled: bool = True) -> Progress:
     from tqdm import tqdm
 
     from streams.cli.progress import interactive
 
-    return tqdm(
+    progress: Progress = tqdm(
         total=total,
         desc=desc,
         unit=unit,
@@ -41,16 +43,18 @@ def _bar(desc: str, unit: str, total: int | None = None, enabled: bool = True) -
         disable=not (enabled and interactive()),
         leave=False,
     )
+    return progress
 
 
 def cmd_export(args: argparse.Namespace, s: Settings) -> int:
+    """Write a project's facts and history as versioned JSONL (to stdout by default)."""
     from streams.store.core import Store
     from streams.transfer.export import ExportError, destination, export_project
 
     if not is_scope_id(args.project):
-        return _fail(f"--project {args.project!r} is not a project id")
+        return fail(f"--project {args.project!r} is not a project id")
 
-    async def go(progress: Any) -> Any:
+    async def go(progress: Progress) -> Header:
         store = await Store.connect(s)
         try:
             await store.ready()
@@ -75,10 +79,10 @@ def cmd_export(args: argparse.Namespace, s: Settings) -> int:
         with _bar("export", "row", enabled=args.output != "-") as progress:
             header = asyncio.run(go(progress))
     except ExportError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except BrokenPipeError:  # `export | head`: the reader left; say so once, quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - flushed at exit, never read
-        return _fail("the output was closed before the export finished")
+        return fail("the output was closed before the export finished")
     c = header.counts
     where = "stdout" if args.output == "-" else args.output
     print(
@@ -91,18 +95,19 @@ def cmd_export(args: argparse.Namespace, s: Settings) -> int:
 
 
 def cmd_import(args: argparse.Namespace, s: Settings) -> int:
+    """Load an export file into this deployment (idempotent; ``--dry-run`` writes nothing)."""
     from streams.transfer.importer import ImportFailed, ImportRefused, check, import_file
 
     if args.file == "-":
-        return _fail("import reads its file twice (check, then write): give a path, not -")
+        return fail("import reads its file twice (check, then write): give a path, not -")
     path = Path(args.file)
     if not path.is_file():
-        return _fail(f"{path}: no such file")
+        return fail(f"{path}: no such file")
     try:
         with _bar("check", "B", path.stat().st_size) as progress:
             checker = check(path, on_bytes=lambda done: progress.update(done - progress.n))
     except ImportRefused as exc:
-        return _fail(f"{path}: refused, nothing imported: {exc}")
+        return fail(f"{path}: refused, nothing imported: {exc}")
     header, records = checker.header, checker.lines - 1
     assert header is not None
     embedder = None
@@ -128,9 +133,9 @@ def cmd_import(args: argparse.Namespace, s: Settings) -> int:
     try:
         report = asyncio.run(go())
     except ImportRefused as exc:
-        return _fail(f"{path}: refused, nothing imported: {exc}")
+        return fail(f"{path}: refused, nothing imported: {exc}")
     except ImportFailed as exc:
-        return _fail(f"{path}: {exc}")
+        return fail(f"{path}: {exc}")
     if args.json:
         sys.stdout.write(orjson.dumps(report.model_dump(mode="json")).decode() + "\n")
     else:
@@ -145,7 +150,7 @@ def cmd_import(args: argparse.Namespace, s: Settings) -> int:
     return 0
 
 
-async def _publish(s: Settings, store: Any) -> int:
+async def _publish(s: Settings, store: Store) -> int:
     """Drain the outbox now; what the broker does not take, a worker's relay publishes."""
     from streams.consolidation.relay import Relay
     from streams.kafka.client import Publisher, ensure_topics
@@ -183,7 +188,8 @@ def _print_report(report: ImportReport, path: Path) -> None:
         )
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
+    """Add ``export`` and ``import``."""
     ex = sub.add_parser("export", help="write a project's facts and history as versioned JSONL")
     ex.add_argument("--project", required=True)
     ex.add_argument("--output", "-o", default="-", help="a file, or - for stdout (default)")
