@@ -31,6 +31,10 @@ _EVENT_HEADER = re.compile(
 )
 MALFORMED_TEXT = "Sure! Here are the facts I found: the user likes bikes."
 
+# ``refuse_formats`` of servers without full structured output (test_llm_modes*.py).
+LLAMA_CPP = frozenset({"json_schema"})  # llama-cpp-python's server: text or json_object only
+TEXT_ONLY = frozenset({"json_schema", "json_object"})
+
 
 @dataclass(frozen=True)
 class Fault:
