@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from schemas import topics
 from schemas.settings import Settings
-from tests.support.hostile import Ledger, Message, canary_value, messages
+from tests.support.hostile import Message, messages
+from tests.support.ledger import Ledger, canary_value
 from tests.support.workers import WorkerProcess, scalar, wait_until
 
 pytestmark = pytest.mark.integration

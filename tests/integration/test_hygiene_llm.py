@@ -27,7 +27,8 @@ from streams.kafka.client import Publisher
 from streams.llm.hygiene_judge import NO_PROVIDER
 from streams.store import rules
 from streams.store.core import Store
-from tests.integration.test_hygiene_pass import by_id, cli_json, insert, memory, prepare
+from streams.worker import prepare
+from tests.support.hygiene import by_id, cli_json, insert, memory
 from tests.support.openai_stub import OpenAIStub
 from tests.support.workers import changes, db, outbox_pending, scalar, wait_until
 

@@ -9,6 +9,8 @@ prompt-mode answers wrapped in prose are read; batches work in every mode; a fix
 server refuses, a 4xx and a 500 request-validation error fail at once (PermanentProviderError,
 one request, one ERROR line); a plain 500 is still retried; the hygiene judge gets the same
 fallback; ``metadata.fake_candidates`` means nothing to the openai extractor.
+
+The hygiene judge's modes are test_llm_modes_judge.py.
 """
 
 from __future__ import annotations
@@ -20,13 +22,7 @@ from typing import Any
 
 import pytest
 
-from processors.extraction import (
-    BATCH_RESPONSE_JSON_SCHEMA,
-    RESPONSE_JSON_SCHEMA,
-    build_prompt,
-)
-from processors.hygiene import Memory, plan_subject
-from processors.hygiene_judge import JUDGE_JSON_SCHEMA, OfferedGroup
+from processors.extraction import BATCH_RESPONSE_JSON_SCHEMA, RESPONSE_JSON_SCHEMA, build_prompt
 from processors.jsontext import schema_instruction
 from schemas.settings import Settings
 from streams.llm.extractors import (
@@ -35,19 +31,11 @@ from streams.llm.extractors import (
     PermanentProviderError,
     ProviderError,
 )
-from streams.llm.hygiene_judge import JudgeFailed, OpenAIJudge
-from tests.integration.test_openai_extractor import (
-    assert_quiet_during_pauses,
-    city,
-    event,
-    settings_for,
-)
+from tests.support.openai_extractor import assert_quiet_during_pauses, city, event, settings_for
 from tests.support.openai_stub import Fault, OpenAIStub, format_type
+from tests.support.openai_wire import LLAMA_CPP, TEXT_ONLY
 
 pytestmark = pytest.mark.integration
-
-LLAMA_CPP = frozenset({"json_schema"})  # llama-cpp-python's server: text or json_object only
-TEXT_ONLY = frozenset({"json_schema", "json_object"})
 
 
 def formats(stub: OpenAIStub) -> list[str]:
@@ -238,51 +226,6 @@ async def test_fake_candidates_metadata_means_nothing_to_the_openai_extractor() 
         _extractor, out = await extract(settings_for(stub), ev)
     assert out == [[]]
     assert "Injected" not in json.dumps(stub.requests[0].body)
-
-
-# --- the hygiene judge gets the same modes ----------------------------------------------------
-
-
-def judge_answer(_request: dict[str, Any]) -> str:
-    return json.dumps({"confirm_groups": ["r1"], "standing_instructions": []})
-
-
-def offered_group() -> OfferedGroup:
-    from datetime import UTC, datetime
-
-    t0 = datetime(2026, 1, 1, tzinfo=UTC)
-    (group,) = plan_subject(
-        [
-            Memory("r1", "alice", "tea at nine", False, 0, t0),
-            Memory("r2", "alice", "at nine tea", False, 0, t0),
-        ]
-    )
-    return OfferedGroup("r1", "alice", group)
-
-
-@pytest.mark.parametrize(("refused", "mode"), [(LLAMA_CPP, "json_object"), (TEXT_ONLY, "prompt")])
-async def test_judge_falls_back_like_the_extractor(refused: frozenset[str], mode: str) -> None:
-    async with OpenAIStub(responder=judge_answer, refuse_formats=refused, chatty=True) as stub:
-        judge = OpenAIJudge(settings_for(stub))
-        try:
-            answer = await judge.judge([offered_group()], [])
-        finally:
-            await judge.aclose()
-    assert list(answer.confirm_groups) == ["r1"]
-    assert judge.chat.mode == mode
-    system = stub.requests[-1].body["messages"][0]["content"]
-    assert json.dumps(JUDGE_JSON_SCHEMA, separators=(",", ":")) in system
-
-
-async def test_judge_in_a_refused_fixed_mode_fails_soft_naming_the_cause() -> None:
-    async with OpenAIStub(responder=judge_answer, refuse_formats=LLAMA_CPP) as stub:
-        judge = OpenAIJudge(settings_for(stub, llm_output_mode="json_schema"))
-        try:
-            with pytest.raises(JudgeFailed, match="response_format"):
-                await judge.judge([offered_group()], [])
-        finally:
-            await judge.aclose()
-    assert len(stub.requests) == 1
 
 
 async def test_max_tokens_is_sent_only_when_set() -> None:

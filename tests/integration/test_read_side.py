@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -19,95 +15,10 @@ from schemas import topics
 from schemas.api import ConflictsResponse, ContextResponse, FactsResponse
 from schemas.settings import Settings
 from streams.kafka import sdk
-from tests.support.workers import (
-    WorkerProcess,
-    cli,
-    event,
-    outbox_pending,
-    scalar,
-    wait_until,
-)
+from tests.support.read_side import INSTANTS, TOKEN, _homes, at, history, http
+from tests.support.workers import WorkerProcess, cli, outbox_pending, scalar, wait_until
 
 pytestmark = pytest.mark.integration
-
-TOKEN = "s3cret-token"
-SUPERSEDE = "supersede"
-
-
-def http(
-    w: WorkerProcess, path: str, token: str | None = TOKEN, method: str = "GET", **params: Any
-) -> tuple[int, bytes, str]:
-    url = w.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
-    req = urllib.request.Request(url, method=method)
-    if token is not None:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, r.read(), r.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read(), exc.headers.get("Content-Type", "")
-
-
-def home(city: str, action: str = "create") -> dict[str, Any]:
-    return {"predicate": "home_city", "value": {"city": city}, "action": action}
-
-
-def history() -> list[dict[str, Any]]:
-    """p1/alice: Paris (day 1) -> Lyon (3) -> Nice (5) -> Rome (7): three supersessions;
-    an employer; an open conflict on favorite_color; the same subject id in p2."""
-    return [
-        event("e1", day=1, content="I live in Paris near the river", cands=[home("Paris")]),
-        event(
-            "e2",
-            day=2,
-            content="I work at Acme as a baker",
-            cands=[{"predicate": "employer", "value": {"name": "Acme"}}],
-        ),
-        event(
-            "e3",
-            day=2,
-            content="my favorite color is blue",
-            cands=[{"predicate": "favorite_color", "value": {"color": "blue"}}],
-        ),
-        event("e4", day=3, content="I moved to Lyon for work", cands=[home("Lyon", SUPERSEDE)]),
-        event(
-            "e5",
-            day=4,
-            content="actually my favorite color is red",
-            cands=[{"predicate": "favorite_color", "value": {"color": "red"}}],
-        ),
-        event("e6", day=5, content="I moved to Nice by the sea", cands=[home("Nice", SUPERSEDE)]),
-        event("e7", day=7, content="I moved to Rome last week", cands=[home("Rome", SUPERSEDE)]),
-        # A rejected candidate, so the counter shows up in /metrics.
-        event("e8", day=8, content="noise", cands=[{"predicate": "Bad Predicate", "value": {}}]),
-        # Same subject id, other project: must never leak into p1's answers.
-        event(
-            "x1",
-            project="p2",
-            day=2,
-            content="I live in Oslo, secret of project two",
-            cands=[home("Oslo")],
-        ),
-    ]
-
-
-def at(day: int, hour: int = 12) -> str:
-    return f"2026-01-{day:02d}T{hour:02d}:00:00Z"
-
-
-# instant -> the home_city value true then (None: nothing known yet)
-INSTANTS = {
-    "2025-12-31T12:00:00Z": None,  # before the first fact
-    at(2): "Paris",
-    at(3, 10): "Lyon",  # exactly when Lyon began: valid_from is inclusive, valid_to exclusive
-    at(4): "Lyon",
-    at(6): "Nice",
-    at(9): "Rome",
-}
-
-
-def _homes(facts: list[dict[str, Any]]) -> list[str]:
-    return [f["value"]["city"] for f in facts if f["predicate"] == "home_city"]
 
 
 @pytest.fixture
@@ -338,26 +249,3 @@ def test_http_token_validation_health_metrics(worker: tuple[Settings, WorkerProc
     single = count('consolidator_extraction_calls_total{kind="single"}')
     batch = count('consolidator_extraction_calls_total{kind="batch"}')
     assert 1 <= calls <= 9 and calls == single + batch, (calls, single, batch)
-
-
-def test_publish_progress_bar_only_on_a_terminal(settings: Settings, tmp_path: Path) -> None:
-
-    from streams.kafka.client import ensure_topics
-
-    ensure_topics(settings)
-    data = tmp_path / "events.jsonl"
-    data.write_text(
-        "\n".join(orjson.dumps(event(f"p{i}", content="hi")).decode() for i in range(1200)) + "\n"
-    )
-    piped = cli(settings, "publish", str(data))
-    assert piped.returncode == 0, piped.stderr
-    assert piped.stdout == ""
-    assert piped.stderr == f"published 1200 events to {settings.topic_prefix}memory.events\n"
-
-    # On a terminal (stdout and stderr a pty) the bar draws on stderr.
-    from tests.support.terminal import on_terminal
-
-    code, text = on_terminal(settings, "publish", str(data))
-    assert code == 0
-    assert "publish:" in text and "/1200" in text, text  # fast: maybe only the first frame
-    assert "published 1200 events" in text

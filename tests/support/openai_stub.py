@@ -23,197 +23,55 @@ Invariants:
 
 Use it in-process (``async with OpenAIStub() as stub``) from async tests, or in a background
 thread (``stub.start_in_thread()`` / ``stub.stop()``, or ``with OpenAIStub() as stub``) from
-sync tests. Point a client at ``stub.base_url`` (``.../v1``).
+sync tests. Point a client at ``stub.base_url`` (``.../v1``). What it reads in a request and
+writes in an answer is tests/support/openai_wire.py, the thread mode
+tests/support/openai_thread.py; the names tests use are importable from here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
-import json
-import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from processors.extraction import BATCH_FORMAT_NAME, EVENT_HEADER
-
-Responder = Callable[[dict[str, Any]], str]
-
-MARKER = "CANDIDATES:"
-_EVENT_HEADER = re.compile(
-    "^"
-    + re.escape(EVENT_HEADER).replace(r"\{index\}", r"(\d+)").replace(r"\{count\}", r"(\d+)")
-    + "$",
-    re.MULTILINE,
+from tests.support.openai_thread import InThread
+from tests.support.openai_wire import (
+    MALFORMED_TEXT,
+    Fault,
+    RecordedRequest,
+    RecordedResponse,
+    Responder,
+    Usage,
+    _error,
+    _texts,
+    _tokens,
+    candidates_responder,
+    draw,
+    format_type,
+    is_batch_request,
+    refusal_body,
 )
-MALFORMED_TEXT = "Sure! Here are the facts I found: the user likes bikes."
 
-
-@dataclass(frozen=True)
-class Fault:
-    """One scripted failure: an HTTP status, optionally with a Retry-After header value and
-    the error message of its body."""
-
-    status: int
-    retry_after: str | None = None
-    message: str | None = None
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    arrived_at: float  # time.monotonic() when the handler started
-    path: str
-    headers: dict[str, str]
-    body: Any  # the decoded JSON body (None when it was not JSON)
-
-
-@dataclass(frozen=True)
-class RecordedResponse:
-    sent_at: float  # time.monotonic() just before the response is written
-    status: int
-    retry_after: str | None
-
-
-def _texts(value: Any) -> Iterator[str]:
-    # Message content is a string or a list of content parts; JSON-encoded prompts are
-    # searched too, so the marker is found however the prompt embeds the event.
-    if isinstance(value, str):
-        yield value
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return
-        if not isinstance(decoded, str):
-            yield from _texts(decoded)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-
-
-def _scripted_in(texts: Iterator[str]) -> list[Any] | None:
-    decoder = json.JSONDecoder()
-    for text in texts:
-        for line in text.splitlines():
-            head, sep, rest = line.strip().partition(MARKER)
-            if sep and not head:
-                # raw_decode: anything after the JSON value on the line is ignored.
-                value, _ = decoder.raw_decode(rest.strip())
-                return value if isinstance(value, list) else [value]
-    return None
-
-
-def _last_user(request_json: dict[str, Any]) -> Any:
-    users = [m for m in request_json.get("messages", []) if m.get("role") == "user"]
-    return users[-1].get("content") if users else None
-
-
-def scripted_candidates(request_json: dict[str, Any]) -> list[Any]:
-    """The JSON after a ``CANDIDATES:`` line in the last user message, else ``[]``."""
-    return _scripted_in(_texts(_last_user(request_json))) or []
-
-
-def format_type(request_json: dict[str, Any]) -> str:
-    """The request's ``response_format.type``; ``text`` when it sends none."""
-    fmt = request_json.get("response_format")
-    return str(fmt.get("type")) if isinstance(fmt, dict) else "text"
-
-
-def is_batch_request(request_json: dict[str, Any]) -> bool:
-    """A batch extraction: by its json_schema name, or (modes without a name) by the
-    ``### Event i of n`` headers of its prompt."""
-    fmt = request_json.get("response_format") or {}
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        return (fmt.get("json_schema") or {}).get("name") == BATCH_FORMAT_NAME
-    content = _last_user(request_json)
-    text = content if isinstance(content, str) else "\n".join(_texts(content))
-    return _EVENT_HEADER.search(text) is not None
-
-
-def refusal_body(refused: str) -> dict[str, Any]:
-    """What llama-cpp-python's server (0.3.x) answers, with HTTP 500, to a response_format
-    type it refuses: a FastAPI request-validation error in an OpenAI-style envelope."""
-    allowed = " or ".join(repr(t) for t in ("text", "json_object", "json_schema") if t != refused)
-    detail = {
-        "type": "literal_error",
-        "loc": ("body", "response_format", "type"),
-        "msg": f"Input should be {allowed}",
-        "input": refused,
-    }
-    return _error(f"1 validation error:\n  {detail}\n", "internal_server_error")
-
-
-def scripted_batch(request_json: dict[str, Any]) -> list[list[Any]]:
-    """Per event section of a batch prompt (split at its ``### Event i of n`` headers), the
-    scripted candidates of that section, in order."""
-    content = _last_user(request_json)
-    text = content if isinstance(content, str) else "\n".join(_texts(content))
-    sections = _EVENT_HEADER.split(text)[1:]  # [i, n, body, i, n, body, ...]
-    return [_scripted_in(iter([sections[k + 2]])) or [] for k in range(0, len(sections), 3)]
-
-
-def candidates_responder(request_json: dict[str, Any]) -> str:
-    """Default responder: echo the scripted candidates as ``{"candidates": [...]}``, or for a
-    batch request as ``{"events": [{"index": i, "candidates": [...]}, ...]}``."""
-    if is_batch_request(request_json):
-        events = [
-            {"index": i, "candidates": c}
-            for i, c in enumerate(scripted_batch(request_json), start=1)
-        ]
-        return json.dumps({"events": events})
-    return json.dumps({"candidates": scripted_candidates(request_json)})
-
-
-def _tokens(text: str) -> int:
-    return max(1, len(text.split()))
-
-
-def draw(seed: int, n: int) -> float:
-    """A uniform number in [0, 1) for request ``n`` under ``seed`` (blake2b, no clock)."""
-    digest = hashlib.blake2b(f"{seed}:{n}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
+__all__ = [
+    "Fault",
+    "OpenAIStub",
+    "candidates_responder",
+    "draw",
+    "format_type",
+    "is_batch_request",
+    "refusal_body",
+]
 
 
 @dataclass
-class Usage:
-    """What the stub answered, summed (read it with ``OpenAIStub.usage``)."""
-
-    requests: int = 0
-    completions: int = 0  # 200 answers
-    rate_limited: int = 0  # 429 answers (scripted or random)
-    errors: int = 0  # other non-200 answers
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    by_status: dict[int, int] = field(default_factory=dict)
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "requests": self.requests,
-            "completions": self.completions,
-            "rate_limited": self.rate_limited,
-            "errors": self.errors,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-            "by_status": {str(k): v for k, v in sorted(self.by_status.items())},
-        }
-
-
-@dataclass
-class OpenAIStub:
+class OpenAIStub(InThread):
     responder: Responder = candidates_responder
     model: str = "stub-model"
     latency: float = 0.0  # seconds before answering (faults too)
@@ -419,51 +277,3 @@ class OpenAIStub:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    # --- lifecycle: background thread (for sync tests) ---
-
-    def start_in_thread(self, timeout: float = 10.0) -> OpenAIStub:
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            try:
-                loop.run_until_complete(self.start())
-            except BaseException as exc:
-                failure.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            try:
-                loop.run_forever()
-            finally:
-                loop.run_until_complete(self.close())
-                loop.close()
-
-        self._thread = threading.Thread(target=run, name="openai-stub", daemon=True)
-        self._thread.start()
-        if not ready.wait(timeout):
-            raise TimeoutError("OpenAI stub did not start")
-        if failure:
-            raise failure[0]
-        return self
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout)
-        self._loop = None
-        self._thread = None
-
-    def __enter__(self) -> OpenAIStub:
-        return self.start_in_thread()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def _error(message: str, code: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": code, "param": None, "code": code}}

@@ -1,8 +1,9 @@
 """The export file's pure part: line models, parsing with line numbers, the first pass of an
 import (sections, counts, versions), source runs and the change events of an import.
 
-Property: any line, of any bytes or JSON shape, is either a record that can be stored as is
-or refused with its line number; nothing else escapes."""
+The property that any line is a storable record or refused with its line number is
+tests/unit/test_transfer_format_hostile.py; the shared records are
+tests/support/transfer_records.py."""
 
 from __future__ import annotations
 
@@ -14,10 +15,9 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.normalize import embedding_text
 from processors.transfer import Checker, LineError, read_header, read_record
 from processors.transfer_out import (
     SourceRuns,
@@ -26,73 +26,8 @@ from processors.transfer_out import (
     source_lines,
     transfer_cause,
 )
-from schemas.aliases import PredicateAlias
-from schemas.base import id_problem
-from schemas.erasure import ErasureRecord
-from schemas.facts import ConflictSet, Fact
-from schemas.transfer import (
-    MAX_SOURCE_IDS_PER_LINE,
-    AliasLine,
-    ConflictSetLine,
-    Counts,
-    ErasureLine,
-    FactLine,
-    Header,
-    SourceLine,
-)
-from tests.support.hostile import HOSTILE_TEXT, JSON
-
-T = datetime(2026, 3, 1, 10, tzinfo=UTC)
-FACT = Fact(
-    id="f1",
-    project_id="p1",
-    subject_id="alice",
-    predicate="home_city",
-    value={"city": "Paris"},
-    status="superseded",
-    pinned=True,
-    source_event_ids=("e1", "e2"),
-    source_count=40,
-    valid_from=T,
-    valid_to=T,
-    superseded_by="f2",
-    superseded_reason="event",
-    created_at=T,
-    updated_at=T,
-)
-CONFLICT = ConflictSet(
-    id="c1",
-    project_id="p1",
-    subject_id="alice",
-    predicate="home_city",
-    status="resolved",
-    fact_ids=("f1", "f2"),
-    resolution="keep_new",
-    created_at=T,
-    resolved_at=T,
-)
-ALIAS = PredicateAlias(
-    project_id="p1", predicate="living_city", target="home_city", kind="same", created_at=T
-)
-ERASURE = ErasureRecord(project_id="p1", subject_id="bob", erased_at=T, command_id="cmd-1")
-RECORDS: list[Any] = [
-    FactLine(fact=FACT),
-    ConflictSetLine(conflict_set=CONFLICT),
-    AliasLine(alias=ALIAS),
-    ErasureLine(erasure=ERASURE),
-    SourceLine(fact_id="f1", event_ids=("e0", "e1", "e2")),
-]
-
-
-def _header(**counts: int) -> Header:
-    return Header(project_id="p1", exported_at=T, counts=Counts(**counts))
-
-
-HEADER = _header(facts=1, conflict_sets=1, aliases=1, erasures=1, sources=3)
-
-
-def _line(model: Any) -> bytes:
-    return model.model_dump_json().encode()
+from schemas.transfer import MAX_SOURCE_IDS_PER_LINE, AliasLine, ConflictSetLine, FactLine
+from tests.support.transfer_records import ALIAS, CONFLICT, FACT, HEADER, RECORDS, T, _header, _line
 
 
 def test_every_kind_round_trips_through_a_line() -> None:
@@ -149,63 +84,6 @@ def test_a_naive_resolution_time_is_refused() -> None:
     raw["conflict_set"]["resolved_at"] = "2026-03-01T10:00:00"
     with pytest.raises(LineError, match="UTC offset"):
         read_record(orjson.dumps(raw), 4, HEADER)
-
-
-def _valid_dicts() -> list[dict[str, Any]]:
-    return [json.loads(_line(r)) for r in RECORDS]
-
-
-@st.composite
-def hostile_lines(draw: st.DrawFn) -> bytes:
-    """Any bytes, any JSON, or a valid record with one field (top level or nested) replaced by
-    any JSON or hostile text, or dropped."""
-    shape = draw(st.sampled_from(["bytes", "json", "field", "nested", "drop"]))
-    if shape == "bytes":
-        return draw(st.binary(max_size=200))
-    if shape == "json":
-        return json.dumps(draw(JSON)).encode()
-    record = draw(st.sampled_from(_valid_dicts()))
-    if shape == "field":
-        record[draw(st.sampled_from([*record, "extra"]))] = draw(JSON | HOSTILE_TEXT)
-    else:
-        inner_key = next((k for k in record if isinstance(record[k], dict)), None)
-        target = record[inner_key] if inner_key else record
-        name = draw(st.sampled_from(sorted(target)))
-        if shape == "drop":
-            del target[name]
-        else:
-            target[name] = draw(JSON | HOSTILE_TEXT)
-    # json, not orjson: it writes lone surrogates as \\ud800 escapes, a real hostile case.
-    return json.dumps(record).encode()
-
-
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(raw=hostile_lines(), number=st.integers(2, 10**9))
-def test_any_line_is_a_storable_record_or_refused_with_its_number(raw: bytes, number: int) -> None:
-    try:
-        record = read_record(raw, number, HEADER)
-    except LineError as exc:
-        assert exc.number == number
-        assert str(exc).startswith(f"line {number}: ")
-        assert "\n" not in str(exc) and len(exc.reason) <= 300
-        return
-    # Accepted: every id and text can be stored, and a fact can be embedded.
-    if isinstance(record, FactLine):
-        f = record.fact
-        assert f.project_id == "p1" and id_problem(f.id) is None
-        assert all(id_problem(i) is None for i in f.source_event_ids)
-        assert "\x00" not in embedding_text(f.predicate, f.value, f.statement)
-    if isinstance(record, SourceLine):
-        assert 1 <= len(record.event_ids) <= MAX_SOURCE_IDS_PER_LINE
-
-
-@settings(max_examples=200, deadline=None)
-@given(raw=hostile_lines())
-def test_any_first_line_is_a_header_or_refused(raw: bytes) -> None:
-    try:
-        read_header(raw, 1)
-    except LineError as exc:
-        assert exc.number == 1
 
 
 def _feed(checker: Checker, lines: list[bytes]) -> list[str]:
