@@ -17,6 +17,7 @@ from schemas import topics
 from schemas.settings import Settings
 from streams.devstack import localstack
 from streams.kafka import sdk
+from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub
 from tests.support.workers import (
     REPO,
@@ -191,7 +192,7 @@ def test_rate_limit_pauses_all_calls_then_everything_lands(
             window_end = p.sent_at + float(p.retry_after or 0) - 0.05
             during = [r for r in stub.requests if p.sent_at + in_flight < r.arrived_at < window_end]
             assert during == [], f"a call arrived during a Retry-After pause: {during}"
-    assert 'consolidator_candidates_rejected_total{reason="malformed_output"} 1' in metrics
+    assert metric(metrics, "consolidator_candidates_rejected_total", reason="malformed_output") == 1
     finals = rows(s, "SELECT subject_id, value FROM facts WHERE status = 'active' ORDER BY 1")
     assert [f["value"]["v"] for f in finals] == [6, 7, 8]
 
@@ -365,7 +366,7 @@ def test_failing_event_is_retried_then_dead_lettered_alone(
     assert headers["attempt"] == b"2"
     retries = read_topic(settings, topics.EVENTS_RETRY, idle=1.0)
     assert [h["attempt"] for _k, _v, h in retries] == [b"1", b"2"]
-    assert 'consolidator_event_failures_total{reason="database"} 3' in metrics
+    assert metric(metrics, "consolidator_event_failures_total", reason="database") == 3
     assert scalar(settings, "SELECT count(*) FROM facts") == 5
     assert not rows(settings, "SELECT 1 FROM events WHERE event_id = 'e3'")
 
