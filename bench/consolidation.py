@@ -754,14 +754,9 @@ def make_worker(settings: Any, log_path: Path, profile_out: Path | None) -> Any:
 
 
 def parse_metrics(text: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip() or "_bucket{" in line:
-            continue
-        name, _, value = line.rpartition(" ")
-        with contextlib.suppress(ValueError):
-            out[name] = float(value)
-    return out
+    from tests.support.metrics import samples
+
+    return samples(text)
 
 
 # --- profiling wrapper (runs inside the worker child: `consolidation.py _worker`) ---

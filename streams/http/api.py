@@ -1,8 +1,8 @@
 """The worker's HTTP surface on faust's web server (same event loop as the agents).
 
-``GET /health`` (open), ``GET /metrics`` (Prometheus text), ``GET /v1/facts``,
-``GET /v1/conflicts``, ``GET /v1/context``; ``/v1/status`` and ``/v1/consolidate`` belong to
-the hygiene module and use the same :mod:`streams.http.auth` check.
+``GET /health`` (open), ``GET /metrics`` (Prometheus text, or OpenMetrics on request),
+``GET /v1/facts``, ``GET /v1/conflicts``, ``GET /v1/context``; ``/v1/status`` and
+``/v1/consolidate`` belong to the hygiene module and use the same :mod:`streams.http.auth` check.
 
 Invariants:
 - With ``settings.api_token`` set, every view but ``/health`` answers 401 without the bearer
@@ -180,7 +180,7 @@ class ReadSide:
 def _sync_llm_counters(rt: Any) -> None:
     extractor = getattr(rt, "extractor", None)
     for attr, name in LLM_COUNTERS.items():
-        rt.metrics.counters[(name, ())] = float(getattr(extractor, attr, 0) or 0)
+        rt.metrics.set_counter_value(name, float(getattr(extractor, attr, 0) or 0))
 
 
 def _assignment(app: Any) -> set[Any]:
@@ -225,7 +225,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         except Exception as exc:
             broker = f"error: {type(exc).__name__}"
         assigned = _assignment(app)
-        lag = int(sum(v for k, v in rt.metrics.gauges.items() if k[0] == LAG_GAUGE))
+        lag = int(rt.metrics.total(LAG_GAUGE))
         idle = max(0.0, time.monotonic() - rt.last_progress)
         stalled = lag > 0 and idle > settings.health_stall_s
         body = HealthResponse(
@@ -247,7 +247,8 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
 
     async def metrics(request: Any) -> Any:
         _sync_llm_counters(rt)
-        return web.Response(text=rt.metrics.render(), content_type="text/plain")
+        body, content_type = rt.metrics.exposition(request.headers.get("Accept"))
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def v1_facts(request: Any) -> Any:
         q = _params(
@@ -334,8 +335,6 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
             except Exception as exc:
                 log.debug("consumer lag not refreshed: %s", exc)
                 return
-        gauges = rt.metrics.gauges
-        for key in [k for k in gauges if k[0] == LAG_GAUGE]:
-            del gauges[key]  # partitions revoked since the last refresh
+        rt.metrics.clear(LAG_GAUGE)  # partitions revoked since the last refresh
         for (topic, partition), value in lag.items():
             rt.metrics.set(LAG_GAUGE, value, topic=topic, partition=str(partition))

@@ -18,6 +18,7 @@ import pytest
 
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, candidates_responder
 from tests.support.workers import (
     WorkerProcess,
@@ -259,7 +260,7 @@ def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path
             assert kinds == {"living_city": "same", "atelier_spot": "distinct"}
             judged = [r for r in stub.requests if "attribute names" in str(r.body["messages"][0])]
             assert len(judged) == 1  # one call for the batch's two unsure pairs
-            assert "consolidator_attribute_judge_calls_total 1" in w.metrics()
+            assert metric(w.metrics(), "consolidator_attribute_judge_calls_total") == 1
 
 
 def test_a_failing_judge_leaves_the_pairs_flagged(settings: Settings, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ once across batches (the bounded cache)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, candidates_responder, is_batch_request
 from tests.support.workers import (
     WorkerProcess,
@@ -27,13 +27,6 @@ from tests.support.workers import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-def metric(text: str, name: str, **labels: str) -> float:
-    label = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    pattern = re.escape(name + (f"{{{label}}}" if label else "")) + r" ([0-9.e+-]+)$"
-    found = re.search(pattern, text, re.MULTILINE)
-    return float(found.group(1)) if found else 0.0
 
 
 def scored(eid: str, subject: str, day: int, n: int, marker: str = "") -> dict[str, Any]:

@@ -21,6 +21,7 @@ from schemas.settings import Settings
 from streams.hygiene import run as hygiene
 from streams.kafka import sdk
 from streams.kafka.client import Publisher
+from tests.support.metrics import value as metric
 from tests.support.workers import (
     WorkerProcess,
     changes,
@@ -166,11 +167,8 @@ def test_erase_a_subject_everywhere_and_keep_it_erased(settings: Settings, tmp_p
 
 
 def _replayed(w: WorkerProcess) -> bool:
-    text = w.metrics()
-    for line in text.splitlines():
-        if line.startswith('consolidator_outcomes_total{outcome="erased"}'):
-            return float(line.split()[-1]) >= 6  # alice's 5 replayed events + the lost one
-    return False
+    # alice's 5 replayed events + the lost one
+    return metric(w.metrics(), "consolidator_outcomes_total", outcome="erased") >= 6
 
 
 def test_erase_one_fact_leaves_its_siblings(settings: Settings, tmp_path: Path) -> None:

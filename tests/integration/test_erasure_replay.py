@@ -19,6 +19,7 @@ from schemas import topics
 from schemas.commands import Command
 from schemas.settings import Settings
 from streams.kafka.client import Publisher
+from tests.support.metrics import series
 from tests.support.workers import WorkerProcess, cli, outbox_pending, rows, scalar, wait_until
 
 pytestmark = pytest.mark.integration
@@ -135,10 +136,6 @@ def _canary_read(s: Settings, subject: str, canary: dict[str, Any]) -> bool:
 
 
 def _caught_up(s: Settings, w: WorkerProcess) -> bool:
-    text = w.metrics()
-    lag = sum(
-        float(line.split()[-1])
-        for line in text.splitlines()
-        if line.startswith("consolidator_consumer_lag{") and 'memory.events"' in line
-    )
-    return "consolidator_consumer_lag{" in text and lag == 0 and outbox_pending(s) == 0
+    lags = series(w.metrics(), "consolidator_consumer_lag")
+    lag = sum(v for labels, v in lags if labels.get("topic", "").endswith("memory.events"))
+    return bool(lags) and lag == 0 and outbox_pending(s) == 0

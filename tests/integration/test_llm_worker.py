@@ -19,7 +19,8 @@ import pytest
 from schemas import topics
 from schemas.settings import Settings
 from streams.kafka import sdk
-from tests.integration.test_batched_extraction import metric, openai_settings
+from tests.integration.test_batched_extraction import openai_settings
+from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, format_type
 from tests.support.workers import (
     WorkerProcess,

@@ -4,7 +4,6 @@ context retrieval (scoped), and the HTTP surface (token, validation, health, met
 from __future__ import annotations
 
 import itertools
-import re
 from pathlib import Path
 
 import orjson
@@ -15,6 +14,7 @@ from schemas import topics
 from schemas.api import ConflictsResponse, ContextResponse, FactsResponse
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support import metrics
 from tests.support.read_side import INSTANTS, TOKEN, _homes, at, history, http
 from tests.support.workers import WorkerProcess, cli, outbox_pending, scalar, wait_until
 
@@ -210,42 +210,46 @@ def test_http_token_validation_health_metrics(worker: tuple[Settings, WorkerProc
     assert status == 405
 
     # Prometheus text with the counters the issue names.
-    events_lag = re.compile(
-        rf'^consolidator_consumer_lag\{{partition="\d+",topic="{re.escape(s.topic_prefix)}'
-        rf'memory\.events"\}} (\d+)$',
-        re.M,
-    )
+    events_topic = s.topic_prefix + topics.EVENTS
 
     def caught_up() -> str:
         # Refreshed every 5 s from the committed offsets: everything consumed converges to 0.
         text = _metrics(w)
-        lags = events_lag.findall(text)
-        return text if len(lags) == s.partitions and set(lags) == {"0"} else ""
+        lags = [
+            v
+            for labels, v in metrics.series(text, "consolidator_consumer_lag")
+            if labels.get("topic") == events_topic
+        ]
+        return text if len(lags) == s.partitions and set(lags) == {0.0} else ""
 
     text = wait_until(caught_up, 30, "consumer lag gauges at 0 on every events partition")
+    found = metrics.samples(text)
+    names = {k.partition("{")[0] for k in found}
     for name in (
         "consolidator_events_consumed_total",
-        'consolidator_outcomes_total{outcome="created"}',
-        'consolidator_outcomes_total{outcome="superseded"}',
-        'consolidator_candidates_rejected_total{reason="invalid"} 1',
-        'consolidator_dlq_total{kind="invalid_event"} 1',
-        "consolidator_llm_request_errors_total 0",
-        "consolidator_llm_rate_limited_total 0",
         "consolidator_embed_batch_size_bucket",
         "consolidator_embed_seconds_sum",
         "consolidator_end_to_end_seconds_bucket",
+    ):
+        assert name in names, name
+    for series in (
+        'consolidator_outcomes_total{outcome="created"}',
+        'consolidator_outcomes_total{outcome="superseded"}',
         f'consolidator_consumer_lag{{partition="0",topic="{s.topic_prefix}{topics.COMMANDS}"}}',
     ):
-        assert name in text, name
-    assert "# TYPE consolidator_consumer_lag gauge" in text
-
-    def count(pattern: str) -> int:
-        found = re.search("^" + re.escape(pattern) + r" (\d+)", text, re.M)
-        return int(found.group(1)) if found else 0
+        assert series in found, series
+    expected = {
+        'consolidator_candidates_rejected_total{reason="invalid"}': 1,
+        'consolidator_dlq_total{kind="invalid_event"}': 1,
+        "consolidator_llm_request_errors_total": 0,
+        "consolidator_llm_rate_limited_total": 0,
+    }
+    assert {k: found.get(k) for k in expected} == expected
+    assert metrics.types(text)["consolidator_consumer_lag"] == "gauge"
 
     # One call per event, or one for several events of a subject in a batch: every call the
     # extractor counts is an extraction call of one kind or the other, and 9 events were stored.
-    calls = count("consolidator_llm_calls_total")
-    single = count('consolidator_extraction_calls_total{kind="single"}')
-    batch = count('consolidator_extraction_calls_total{kind="batch"}')
+    calls = metrics.value(text, "consolidator_llm_calls_total")
+    single = metrics.value(text, "consolidator_extraction_calls_total", kind="single")
+    batch = metrics.value(text, "consolidator_extraction_calls_total", kind="batch")
     assert 1 <= calls <= 9 and calls == single + batch, (calls, single, batch)

@@ -12,6 +12,7 @@ import pytest
 from schemas import topics
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support.metrics import value as metric
 from tests.support.resilience import _events_stored
 from tests.support.workers import (
     WorkerProcess,
@@ -151,6 +152,6 @@ def test_failing_event_is_retried_then_dead_lettered_alone(
     assert headers["attempt"] == b"2"
     retries = read_topic(settings, topics.EVENTS_RETRY, idle=1.0)
     assert [h["attempt"] for _k, _v, h in retries] == [b"1", b"2"]
-    assert 'consolidator_event_failures_total{reason="database"} 3' in metrics
+    assert metric(metrics, "consolidator_event_failures_total", reason="database") == 3
     assert scalar(settings, "SELECT count(*) FROM facts") == 5
     assert not rows(settings, "SELECT 1 FROM events WHERE event_id = 'e3'")

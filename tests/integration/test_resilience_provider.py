@@ -12,6 +12,7 @@ import pytest
 from schemas import topics
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub
 from tests.support.resilience import _events_stored
 from tests.support.workers import (
@@ -81,7 +82,7 @@ def test_rate_limit_pauses_all_calls_then_everything_lands(
             window_end = p.sent_at + float(p.retry_after or 0) - 0.05
             during = [r for r in stub.requests if p.sent_at + in_flight < r.arrived_at < window_end]
             assert during == [], f"a call arrived during a Retry-After pause: {during}"
-    assert 'consolidator_candidates_rejected_total{reason="malformed_output"} 1' in metrics
+    assert metric(metrics, "consolidator_candidates_rejected_total", reason="malformed_output") == 1
     finals = rows(s, "SELECT subject_id, value FROM facts WHERE status = 'active' ORDER BY 1")
     assert [f["value"]["v"] for f in finals] == [6, 7, 8]
 

@@ -35,7 +35,7 @@ from schemas.events import RawEvent
 from schemas.settings import Settings
 from streams.kafka import sdk
 from streams.llm.extractors import OpenAIExtractor
-from tests.integration.test_batched_extraction import metric
+from tests.support.metrics import value as metric
 from tests.support.workers import (
     REPO,
     WorkerProcess,
