@@ -135,6 +135,25 @@ def _counts(a: _Arrays, same: float, unsure: float, penalty: float) -> tuple[flo
     )
 
 
+def _sweep(
+    a: _Arrays, same: float, unsures: np.ndarray, penalty: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_counts`` for one ``same`` and every ``unsure`` at once (one column per unsure)."""
+    d = a.distance + np.where(a.disjoint, penalty, 0.0)
+    is_same = np.where(a.identical, ~a.clash, (d <= same) & ~a.guarded)
+    band = ((d <= same) & a.guarded)[:, None] | ((d > same)[:, None] & (d[:, None] <= unsures))
+    is_unsure = np.where(a.identical[:, None], a.clash[:, None], band)
+    is_diff = ~is_same[:, None] & ~is_unsure
+    n_same, n_diff = max(int(a.same.sum()), 1), max(int((~a.same).sum()), 1)
+    labelled, other = a.same[:, None], ~a.same[:, None]
+    return (
+        (is_diff & labelled).sum(axis=0) / n_same,
+        (is_unsure & labelled).sum(axis=0) / n_same,
+        (is_same[:, None] & other).sum(axis=0) / n_diff,
+        (is_unsure & other).sum(axis=0) / n_diff,
+    )
+
+
 def choose_bounds(
     tune: Sequence[PairScore],
     max_leakage: float = 0.03,
@@ -142,17 +161,21 @@ def choose_bounds(
     max_create_leakage: float = 0.05,
 ) -> Bounds:
     """The bounds with the fewest flagged same-concept pairs within the error limits (on a
-    0.01 grid), then the narrowest create band that keeps reinforcement leakage within it."""
+    0.01 grid), then the narrowest create band that keeps reinforcement leakage within it.
+    Ties go to the first in (penalty, same, unsure) order."""
     supersedes = _arrays([p for p in tune if p.action == "supersede"])
     creates = _arrays([p for p in tune if p.action == "create"])
     best: tuple[tuple[float, float, float], Bounds] | None = None
     for penalty in PENALTIES:
         for i, same in enumerate(GRID):
-            for unsure in GRID[i:]:
-                leak, flagged, false_sup, false_conf = _counts(supersedes, same, unsure, penalty)
-                if leak > max_leakage or false_sup > max_false_supersede:
-                    continue
-                key = (flagged, false_conf, -(unsure - same))
+            unsures = GRID[i:]
+            leak, flagged, false_sup, false_conf = _sweep(
+                supersedes, same, np.array(unsures), penalty
+            )
+            ok = (leak <= max_leakage) & (false_sup <= max_false_supersede)
+            for j in np.flatnonzero(ok):
+                unsure = unsures[j]
+                key = (float(flagged[j]), float(false_conf[j]), -(unsure - same))
                 if best is None or key < best[0]:
                     best = (key, Bounds(same, unsure, unsure, penalty))
     if best is None:  # nothing meets the limits: flag everything that is not identical
@@ -161,8 +184,8 @@ def choose_bounds(
     create = chosen.unsure_supersede
     for unsure in GRID:
         if chosen.same <= unsure <= chosen.unsure_supersede:
-            leak = _counts(creates, chosen.same, unsure, chosen.disjoint_shape_penalty)[0]
-            if creates.same.size == 0 or leak <= max_create_leakage:
+            leak1 = _counts(creates, chosen.same, unsure, chosen.disjoint_shape_penalty)[0]
+            if creates.same.size == 0 or leak1 <= max_create_leakage:
                 create = unsure
                 break
     return Bounds(chosen.same, create, chosen.unsure_supersede, chosen.disjoint_shape_penalty)

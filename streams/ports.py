@@ -10,7 +10,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -18,6 +18,9 @@ from typing import Any, Protocol
 from processors.adjudication import Decision, SubjectState, Vector
 from processors.attribute_judge import OfferedPair
 from processors.changes import OutMessage
+from processors.hygiene import Memory
+from processors.hygiene_judge import Candidate as HygieneCandidate
+from processors.hygiene_judge import Promotion
 from schemas.commands import Command
 from schemas.erasure import ErasureRecord
 from schemas.events import RawEvent
@@ -143,6 +146,50 @@ class WriteStore(Protocol):
 
     async def clear_attempts(self, consumer: str, coords: Sequence[Coord]) -> None:
         """The messages' work ended."""
+        ...
+
+
+class HygieneStore(Protocol):
+    """What the hygiene pass (``streams.hygiene``) asks of the database."""
+
+    def scan_bank(self, bank: str) -> AsyncIterator[Memory]:
+        """A bank's live memories ordered by subject, streamed."""
+        ...
+
+    def batch(self, keys: Iterable[SubjectKey]) -> AbstractAsyncContextManager[object]:
+        """One transaction holding the subjects' locks."""
+        ...
+
+    async def fresh_memories(self, keys: Sequence[SubjectKey]) -> list[Memory]:
+        """The subjects' live memories now (called under their locks)."""
+        ...
+
+    async def facts_by_ids(self, ids: Sequence[str]) -> dict[str, Fact]:
+        """The facts of ``ids``."""
+        ...
+
+    async def merge(self, writes: Sequence[tuple[Decision, Sequence[OutMessage]]]) -> None:
+        """Apply merge decisions and queue their change events, in the current transaction."""
+        ...
+
+    async def promotion_candidates(
+        self, bank: str, threshold: int, rule: str, limit: int
+    ) -> list[HygieneCandidate]:
+        """Live memories reinforced ``threshold`` times, not yet promoted into ``rule``."""
+        ...
+
+    async def rule_kind(self, bank: str, rule: str) -> str | None:
+        """``managed``, ``manual`` or None."""
+        ...
+
+    async def known_fingerprints(self, bank: str, rule: str, fingerprints: list[str]) -> set[str]:
+        """Which of ``fingerprints`` the rule already holds."""
+        ...
+
+    async def promote(
+        self, bank: str, rule: str, promotions: Sequence[Promotion], run_id: str
+    ) -> int:
+        """Append the promotions to the managed rule; how many were new."""
         ...
 
 

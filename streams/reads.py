@@ -158,6 +158,7 @@ async def context(
     limit: int | None = None,
     cursor: str | None = None,
 ) -> ContextResponse:
+    """The context of a subject for a query: its facts, nearest first, within ``k``."""
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be between 1 and {MAX_K}")
     query = query.strip() if query else None
@@ -217,6 +218,7 @@ def render_text(
     events: Sequence[ContextEvent],
     open_sets: Sequence[ConflictReview],
 ) -> str:
+    """The context as plain text for a prompt."""
     lines = [f"Memory of {subject} (project {project})" + (f" for: {query}" if query else "")]
     lines.append("Known facts:" if ctx_facts else "Known facts: none")
     for cf in ctx_facts:

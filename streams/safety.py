@@ -89,6 +89,7 @@ def startup_warnings(settings: Settings) -> list[str]:
 
 
 def log_startup(settings: Settings) -> None:
+    """Log what the configuration exposes (plaintext, no token) once at start."""
     for line in startup_lines(settings):
         log.info("%s", line)
     for warning in startup_warnings(settings):

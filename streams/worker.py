@@ -68,6 +68,7 @@ class Runtime:
         self._lock = asyncio.Lock()
 
     async def pipeline(self) -> Pipeline:
+        """The write path, created on first use on faust's loop."""
         async with self._lock:
             if self._pipeline is None:
                 store = await Store.connect(self.settings)
@@ -85,6 +86,7 @@ class Runtime:
             return self._pipeline
 
     async def relay(self) -> Relay:
+        """The outbox relay, created on first use."""
         if self._relay is None:
             store = await Store.connect(self.settings)
             await store.ready()
@@ -142,6 +144,7 @@ def prepare(settings: Settings) -> None:
 
 
 def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.App, Runtime]:
+    """The faust app with its agents, tasks, views and hygiene wired."""
     t = topics.Topics(settings.topic_prefix)
     app = faust.App(
         settings.group_id,
@@ -236,6 +239,8 @@ STOP_TIMEOUT_EXIT = 70
 
 
 def arm_stop_watchdog(timeout: float) -> threading.Timer:
+    """Exit with status 70 if the stop has not finished within ``timeout``."""
+
     def expire() -> None:
         log.critical("worker did not stop within %.0fs; exiting", timeout)
         logging.shutdown()
@@ -248,6 +253,7 @@ def arm_stop_watchdog(timeout: float) -> threading.Timer:
 
 
 def run(settings: Settings, loglevel: str = "warning", faults: FaultHook = NO_FAULTS) -> None:
+    """Run the worker until it is stopped."""
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
     safety.log_startup(settings)
     tracing.setup(settings)

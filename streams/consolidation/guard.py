@@ -43,23 +43,37 @@ T = TypeVar("T")
 
 
 class Message(Protocol):
+    """Anything the guard can track: a message with log coordinates."""
+
     @property
-    def coord(self) -> Coord: ...
+    def coord(self) -> Coord:
+        """(topic, partition, offset)."""
+        ...
 
 
 class AttemptLog(Protocol):
     """Where attempts are recorded (the store)."""
 
     @property
-    def broken(self) -> bool: ...
+    def broken(self) -> bool:
+        """The connection must be replaced before the next statement."""
+        ...
 
-    async def reconnect(self) -> None: ...
+    async def reconnect(self) -> None:
+        """Replace a broken connection."""
+        ...
 
-    async def register_attempts(self, consumer: str, coords: Sequence[Coord]) -> set[Coord]: ...
+    async def register_attempts(self, consumer: str, coords: Sequence[Coord]) -> set[Coord]:
+        """Record that work starts; returns the coordinates already recorded."""
+        ...
 
-    async def bump_attempt(self, consumer: str, coord: Coord) -> int: ...
+    async def bump_attempt(self, consumer: str, coord: Coord) -> int:
+        """Count one more start of work on a message."""
+        ...
 
-    async def clear_attempts(self, consumer: str, coords: Sequence[Coord]) -> None: ...
+    async def clear_attempts(self, consumer: str, coords: Sequence[Coord]) -> None:
+        """The messages' work ended."""
+        ...
 
 
 Work = Callable[[Sequence[Message]], Awaitable[None]]
@@ -67,6 +81,8 @@ DeadLetter = Callable[[Sequence[tuple[Message, str]], str], Awaitable[None]]
 
 
 class IngestGuard:
+    """Ends every message of a batch: applied, refused or dead-lettered."""
+
     def __init__(
         self,
         attempts: AttemptLog,
@@ -84,6 +100,7 @@ class IngestGuard:
         self.clock = clock
 
     async def run(self, batch: Sequence[Message], work: Work) -> None:
+        """Run ``work`` over the batch under the three protections (see the module)."""
         if not batch:
             return
         coords = [m.coord for m in batch]

@@ -52,6 +52,8 @@ def _headers(row: dict[str, Any]) -> list[tuple[str, bytes]]:
 
 
 class Relay:
+    """Publishes the outbox in order and marks what the broker acknowledged."""
+
     def __init__(
         self,
         store: Store,

@@ -57,6 +57,7 @@ def setup(settings: Settings, exporter: Any = None) -> bool:
 
 
 def tracer() -> trace.Tracer:
+    """The module's OpenTelemetry tracer (a no-op until a provider is set)."""
     return trace.get_tracer(TRACER_NAME)
 
 
@@ -95,6 +96,7 @@ class BatchTrace:
             )
 
     def event(self, key: str, attributes: dict[str, Any], headers: Any) -> None:
+        """Open the span of one event, continued from its ``traceparent`` header."""
         if self.batch is None:
             return
         parent = parent_of(headers) or trace.set_span_in_context(self.batch)
@@ -128,10 +130,12 @@ class BatchTrace:
                 span.end(end_time=ended)
 
     def traceparent(self, key: str) -> str | None:
+        """The W3C traceparent of an event's span, or None when tracing is off."""
         span = self.events.get(key)
         return None if span is None else traceparent(span)
 
     def end(self) -> None:
+        """End every open span of the batch."""
         for span in self.events.values():
             span.end()
         if self.batch is not None:

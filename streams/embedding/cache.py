@@ -19,6 +19,8 @@ import numpy as np
 
 
 class EmbeddingCache:
+    """A bounded LRU of text -> vector, shared by the batches of one worker."""
+
     def __init__(self, size: int) -> None:
         if size < 0:
             raise ValueError("cache size must be >= 0")
@@ -46,6 +48,7 @@ class EmbeddingCache:
         return found
 
     def put_many(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Store vectors, evicting the least recently used beyond the size."""
         if self.size == 0:
             return
         with self._lock:

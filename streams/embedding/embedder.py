@@ -29,10 +29,14 @@ log = logging.getLogger(__name__)
 
 @runtime_checkable
 class Embedder(Protocol):
+    """Turns texts into unit vectors of ``dim`` dimensions."""
+
     dim: int
     name: str
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, in order."""
+        ...
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -79,6 +83,7 @@ class HashEmbedder:
         return vec
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Deterministic feature-hashing vectors, one row per text."""
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not one str")
         if not texts:
@@ -134,6 +139,7 @@ class FastEmbedEmbedder:
         return int(next(iter(self._model.embed(["dimension probe"], batch_size=1))).shape[0])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The model's normalised embeddings, one row per text."""
         if isinstance(texts, str):
             raise TypeError("embed takes a sequence of texts, not one str")
         if not texts:

@@ -64,6 +64,8 @@ LLM_COUNTERS = {
 
 
 class BadRequest(Exception):
+    """A request parameter is invalid (a 400 with the reason)."""
+
     pass
 
 
@@ -76,11 +78,13 @@ async def _paged(read: Awaitable[T]) -> T:
 
 
 def error(status: int, message: str) -> web.Response:
+    """A JSON error response."""
     body = ErrorResponse(error=message, status=status).model_dump_json()
     return web.Response(body=body.encode(), status=status, content_type="application/json")
 
 
 def ok_json(model: Any, status: int = 200) -> web.Response:
+    """A JSON response of a model."""
     return web.Response(body=context.dump(model), status=status, content_type="application/json")
 
 
@@ -164,6 +168,7 @@ class ReadSide:
 
     @contextlib.asynccontextmanager
     async def store(self) -> AsyncIterator[Store]:
+        """A store on a healthy read connection (replaced when broken)."""
         async with self._lock:
             if self._store is None or self._store.broken:
                 fresh = await Store.connect(

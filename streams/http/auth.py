@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 
 def authorized(request: Any, settings: Settings) -> bool:
+    """True when no token is configured or the request carries it."""
     if settings.api_token is None:
         return True
     expected = settings.api_token.get_secret_value()
@@ -31,6 +32,7 @@ def authorized(request: Any, settings: Settings) -> bool:
 
 
 def unauthorized() -> web.Response:
+    """The 401 response."""
     return web.json_response(
         {"error": "missing or invalid bearer token (Authorization: Bearer <token>)", "status": 401},
         status=401,

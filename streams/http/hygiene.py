@@ -26,7 +26,9 @@ from streams.hygiene.schedule import RunPass
 class StatusSource(Protocol):
     """What the status view reads: the worker's view of the configuration and schedule."""
 
-    def status(self) -> hs.Status: ...
+    def status(self) -> hs.Status:
+        """The hygiene status this worker knows."""
+        ...
 
 
 def parse_run_request(raw: bytes) -> hs.RunRequest:

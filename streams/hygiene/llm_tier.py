@@ -15,10 +15,10 @@ what the tier would merge and promote.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from processors.changes import change_messages
 from processors.hygiene import Memory, plan_subject
@@ -34,35 +34,51 @@ from processors.hygiene_judge import (
     same_members,
     verdict,
 )
-from schemas.hygiene import PlannedGroup
+from schemas import hygiene as hs
+from schemas.hygiene import JudgeAnswer, PlannedGroup
+from schemas.settings import Settings
 from streams.llm.hygiene_judge import NO_PROVIDER, JudgeFailed
-from streams.store import hygiene as store_hygiene
-from streams.store import rules
-from streams.store.core import Store
+from streams.ports import Clock, HygieneStore
 from streams.store.errors import UNAVAILABLE, DatabaseError
+from streams.store.rules import RuleKindMismatch
 
 if TYPE_CHECKING:
-    from streams.hygiene.run import _Bank
+    from streams.hygiene.accounting import BankTally, Budget
 
 log = logging.getLogger(__name__)
 
 
-class LlmTier:
-    """The judge's round of a bank; expects ``Pass``'s attributes (settings, config, ...)."""
+class HygieneJudge(Protocol):
+    """The LLM judge of report-only groups and promotion candidates."""
 
-    settings: Any
-    config: Any
+    async def judge(
+        self, groups: Sequence[OfferedGroup], candidates: Sequence[Candidate]
+    ) -> JudgeAnswer:
+        """One call; JudgeFailed when there is no usable answer."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the client."""
+        ...
+
+
+class LlmTier:
+    """The judge's round of a bank; mixed into ``Pass``, whose attributes it uses."""
+
+    settings: Settings
+    config: hs.HygieneConfig
     dry_run: bool
     run_id: str
-    wakeup: Any
-    judge: Any
-    budget: Any
+    wakeup: asyncio.Event | None
+    judge: HygieneJudge | None
+    budget: Budget
+    clock: Clock
 
-    async def _llm_tier(self, store: Store, acc: _Bank) -> None:
+    async def _llm_tier(self, db: HygieneStore, acc: BankTally) -> None:
         if self.judge is None:
             acc.errors.append(NO_PROVIDER)
             return
-        candidates = await self._candidates(store, acc.bank)
+        candidates = await self._candidates(db, acc.bank)
         if not acc.offered and not candidates:
             return  # nothing to ask
         try:
@@ -79,25 +95,17 @@ class LlmTier:
                 ", ".join(found.ignored[:20]),
             )
         if found.confirmed:
-            await self._merge_confirmed(store, acc, found.confirmed)
+            await self._merge_confirmed(db, acc, found.confirmed)
         if found.promotions:
-            await self._promote(store, acc, found.promotions)
+            await self._promote(db, acc, found.promotions)
 
-    async def _candidates(self, store: Store, bank: str) -> list[Candidate]:
-        rows = await store_hygiene.promotion_candidates(
-            store.conn,
-            bank,
-            self.config.promote_corroboration_threshold,
-            LEARNED_RULE,
-            MAX_CANDIDATES,
+    async def _candidates(self, db: HygieneStore, bank: str) -> list[Candidate]:
+        return await db.promotion_candidates(
+            bank, self.config.promote_corroboration_threshold, LEARNED_RULE, MAX_CANDIDATES
         )
-        return [
-            Candidate(r["id"], r["subject_id"], r["statement"], r["reinforcement_count"])
-            for r in rows
-        ]
 
     def _count_confirmed(
-        self, acc: _Bank, offered: OfferedGroup, applied: PlannedGroup | None, capped: int
+        self, acc: BankTally, offered: OfferedGroup, applied: PlannedGroup | None, capped: int
     ) -> None:
         acc.capped += capped
         if applied is None:
@@ -112,7 +120,7 @@ class LlmTier:
                 break
 
     async def _merge_confirmed(
-        self, store: Store, acc: _Bank, confirmed: Sequence[OfferedGroup]
+        self, db: HygieneStore, acc: BankTally, confirmed: Sequence[OfferedGroup]
     ) -> None:
         if self.dry_run:
             for o in confirmed:
@@ -125,7 +133,7 @@ class LlmTier:
             chunk = set(subjects[start : start + step])
             part = [o for o in confirmed if o.subject_id in chunk]
             try:
-                results = await self._write_confirmed(store, acc.bank, part)
+                results = await self._write_confirmed(db, acc.bank, part)
             except UNAVAILABLE:
                 raise
             except DatabaseError as exc:
@@ -137,21 +145,18 @@ class LlmTier:
                 self.wakeup.set()
 
     async def _write_confirmed(
-        self, store: Store, bank: str, confirmed: Sequence[OfferedGroup]
+        self, db: HygieneStore, bank: str, confirmed: Sequence[OfferedGroup]
     ) -> list[tuple[OfferedGroup, PlannedGroup | None, int]]:
         """Merge confirmed groups of a few subjects in one transaction under their locks,
         each only if the fresh plan still holds it unchanged."""
-        conn = store.conn
-        now = datetime.now(UTC)
+        now = self.clock.now()
         subjects = sorted({o.subject_id for o in confirmed})
         out: list[tuple[OfferedGroup, PlannedGroup | None, int]] = []
         budget_before = self.budget.remaining
         try:
-            async with store.batch([(bank, s) for s in subjects]):
+            async with db.batch([(bank, s) for s in subjects]):
                 fresh: dict[str, list[Memory]] = {s: [] for s in subjects}
-                for memory in await store_hygiene.fresh_memories(
-                    conn, [(bank, s) for s in subjects]
-                ):
+                for memory in await db.fresh_memories([(bank, s) for s in subjects]):
                     fresh[memory.subject_id].append(memory)
                 plans = {s: plan_subject(m) if m else () for s, m in fresh.items()}
                 by_subject: dict[str, list[PlannedGroup]] = {s: [] for s in subjects}
@@ -172,36 +177,37 @@ class LlmTier:
                     i for gs in by_subject.values() for g in gs for i in (g.winner_id, *g.loser_ids)
                 ]
                 if ids:
-                    facts = await store.facts_by_ids(ids)
-                    async with conn.pipeline():
-                        for groups in by_subject.values():
-                            decision = merge_groups(groups, facts, now)
-                            if decision.fact_writes:
-                                await store.apply(
-                                    decision, change_messages(decision.changes, self.run_id, now)
-                                )
+                    facts = await db.facts_by_ids(ids)
+                    decisions = [merge_groups(gs, facts, now) for gs in by_subject.values()]
+                    await db.merge(
+                        [
+                            (d, change_messages(d.changes, self.run_id, now))
+                            for d in decisions
+                            if d.fact_writes
+                        ]
+                    )
         except BaseException:
             self.budget.remaining = budget_before  # nothing of this transaction was written
             raise
         return out
 
-    async def _promote(self, store: Store, acc: _Bank, promotions: Sequence[Promotion]) -> None:
+    async def _promote(
+        self, db: HygieneStore, acc: BankTally, promotions: Sequence[Promotion]
+    ) -> None:
         try:
             if self.dry_run:
-                kind = await rules.rule_kind(store.conn, acc.bank, LEARNED_RULE)
+                kind = await db.rule_kind(acc.bank, LEARNED_RULE)
                 if kind == "manual":
-                    raise rules.RuleKindMismatch(
+                    raise RuleKindMismatch(
                         f"rule {LEARNED_RULE!r} of bank {acc.bank!r} is manual, not managed"
                     )
-                fingerprints, _sources = await rules.known(
-                    store.conn, acc.bank, LEARNED_RULE, [p.fingerprint for p in promotions]
+                fingerprints = await db.known_fingerprints(
+                    acc.bank, LEARNED_RULE, [p.fingerprint for p in promotions]
                 )
                 acc.promoted += sum(1 for p in promotions if p.fingerprint not in fingerprints)
             else:
-                acc.promoted += await rules.promote(
-                    store.conn, acc.bank, LEARNED_RULE, promotions, self.run_id
-                )
-        except rules.RuleKindMismatch as exc:
+                acc.promoted += await db.promote(acc.bank, LEARNED_RULE, promotions, self.run_id)
+        except RuleKindMismatch as exc:
             acc.errors.append(f"llm tier: {exc}; nothing promoted")
         except UNAVAILABLE:
             raise

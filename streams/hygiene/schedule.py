@@ -51,6 +51,7 @@ class HygieneState:
         self.config_errors = 0
 
     def status(self) -> hs.Status:
+        """The hygiene status as this worker knows it."""
         return hs.Status(
             enabled=self.config.enabled,
             interval_hours=self.config.interval_hours,
@@ -62,6 +63,7 @@ class HygieneState:
 
     # Called on the event loop (from the follower thread through call_soon_threadsafe).
     def on_config(self, raw: bytes | None) -> None:
+        """Fold one config record (invalid ones are counted and ignored)."""
         try:
             config = parse_config(raw)
         except (ValueError, ValidationError) as exc:
@@ -74,6 +76,7 @@ class HygieneState:
             self.wake.set()
 
     def on_schedule(self, raw: bytes | None) -> None:
+        """Fold one schedule record (a later checkpoint wins)."""
         try:
             cp = parse_checkpoint(raw)
         except (ValueError, ValidationError) as exc:

@@ -91,6 +91,7 @@ def aiokafka_config(settings: Settings) -> dict[str, Any]:
 
 
 def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
+    """Create the service's topics when missing (idempotent)."""
     t = topics.Topics(settings.topic_prefix)
     admin = AdminClient(client_config(settings))
     existing = set(admin.list_topics(timeout=timeout).topics)
@@ -196,4 +197,5 @@ class Publisher:
         return len(batch)
 
     def close(self) -> None:
+        """Flush what is queued and release the producer."""
         self._producer.flush(10)

@@ -25,7 +25,8 @@ from processors.hygiene_schedule import fold_checkpoints, fold_config
 from schemas import hygiene as hs
 from schemas import topics
 from schemas.settings import Settings
-from streams.kafka.client import Publisher, client_config
+from streams.kafka.client import client_config
+from streams.ports import MessagePublisher
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +98,16 @@ def load_checkpoint(settings: Settings) -> hs.ScheduleCheckpoint:
     return checkpoint
 
 
-def publish_config(settings: Settings, config: hs.HygieneConfig, publisher: Publisher) -> None:
+def publish_config(
+    settings: Settings, config: hs.HygieneConfig, publisher: MessagePublisher
+) -> None:
     """Publish the whole configuration (it is the topic's one record)."""
     t = topics.Topics(settings.topic_prefix)
     publisher.publish([(t.config, hs.CONFIG_KEY, orjson.dumps(config.model_dump(mode="json")), [])])
 
 
 def publish_checkpoint(
-    settings: Settings, checkpoint: hs.ScheduleCheckpoint, publisher: Publisher
+    settings: Settings, checkpoint: hs.ScheduleCheckpoint, publisher: MessagePublisher
 ) -> None:
     """Record a completed pass (the schedule topic's one record)."""
     t = topics.Topics(settings.topic_prefix)

@@ -26,6 +26,7 @@ from streams.kafka.client import Publisher, client_config
 
 
 def event_message(event: RawEvent | dict[str, Any]) -> tuple[str, bytes]:
+    """A RawEvent as a (topic, key, value, headers) record."""
     ev = event if isinstance(event, RawEvent) else RawEvent.model_validate(event)
     return ev.key, orjson.dumps(ev.model_dump(mode="json", exclude_none=True))
 
@@ -35,6 +36,7 @@ def publish_events(
     events: Iterable[RawEvent | dict[str, Any]],
     publisher: Publisher | None = None,
 ) -> int:
+    """Validate and publish events, keyed by subject; waits for the acks."""
     pub = publisher or Publisher(settings)
     t = topics.Topics(settings.topic_prefix)
     msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
@@ -50,6 +52,7 @@ def publish_raw(settings: Settings, items: Iterable[tuple[str | None, bytes]]) -
 
 
 def publish_command(settings: Settings, cmd: Command) -> None:
+    """Validate and publish one command, keyed by subject; waits for the ack."""
     t = topics.Topics(settings.topic_prefix)
     Publisher(settings).publish(
         [(t.commands, cmd.key, orjson.dumps(cmd.model_dump(mode="json")), [])]
@@ -91,6 +94,8 @@ def subscribe(
 
 
 class GroupActive(RuntimeError):
+    """The consumer group still has members (a replay needs the workers stopped)."""
+
     pass
 
 

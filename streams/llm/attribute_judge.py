@@ -74,4 +74,5 @@ class AttributeJudge:
         return len(cmds)
 
     async def aclose(self) -> None:
+        """Release the client."""
         await self.chat.aclose()

@@ -137,6 +137,8 @@ def classify(status: int, text: str) -> Verdict:
 
 @dataclass(frozen=True)
 class Answer:
+    """A provider's answer text, and whether it came in a lenient output mode."""
+
     text: str
     mode: OutputMode
 
@@ -215,6 +217,7 @@ class StructuredChat:
             log.info("%s: structured output mode %s", self.role, self.mode)
 
     async def aclose(self) -> None:
+        """Release the client."""
         await self.client.close()
 
     async def _complete(

@@ -88,17 +88,25 @@ MAX_RATE_LIMIT_RETRIES = 20
 
 @runtime_checkable
 class Extractor(Protocol):
+    """Turns an event into raw candidate facts."""
+
     name: str
     # False when extract() ignores the active facts, so the worker need not load them.
     uses_context: bool
 
-    async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]: ...
+    async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
+        """The raw candidates of one event."""
+        ...
 
     async def extract_many(
         self, events: Sequence[RawEvent], active: Sequence[Fact]
-    ) -> list[list[object] | None]: ...
+    ) -> list[list[object] | None]:
+        """Per event, its raw candidates, or None when the answer left it out."""
+        ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release the client."""
+        ...
 
 
 def retry_after_seconds(
@@ -146,9 +154,11 @@ class RateGate:
 
     @property
     def is_open(self) -> bool:
+        """True when no rate-limit pause is in force."""
         return self._clock() >= self.paused_until
 
     def close_for(self, seconds: float) -> None:
+        """Pause every call for ``seconds`` (the longest pause wins)."""
         now = self._clock()
         until = now + max(seconds, 0.0)
         if until <= self.paused_until:
@@ -162,6 +172,7 @@ class RateGate:
 
     async def wait(self) -> None:
         # Loop, because another call's 429 may extend the pause while this one sleeps.
+        """Wait until the pause in force ends."""
         while (delay := self.paused_until - self._clock()) > 0:
             await asyncio.sleep(delay)
 
@@ -179,16 +190,19 @@ class FakeExtractor:
         self.malformed = 0
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
+        """The event's scripted or pattern candidates."""
         self.calls += 1
         return list(fake_candidates(event))
 
     async def extract_many(
         self, events: Sequence[RawEvent], active: Sequence[Fact]
     ) -> list[list[object] | None]:
+        """Each event's scripted or pattern candidates."""
         self.calls += 1
         return [list(fake_candidates(e)) for e in events]
 
     async def aclose(self) -> None:
+        """Nothing to release."""
         return None
 
 
@@ -223,9 +237,11 @@ class OpenAIExtractor:
 
     @property
     def calls(self) -> int:
+        """Calls made so far (a counter the worker exports)."""
         return self.chat.requests
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
+        """One call for one event."""
         messages = build_prompt(event, active)
         try:
             answer = await self._complete(messages, RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
@@ -237,6 +253,7 @@ class OpenAIExtractor:
     async def extract_many(
         self, events: Sequence[RawEvent], active: Sequence[Fact]
     ) -> list[list[object] | None]:
+        """One call for several events of one subject."""
         messages = build_batch_prompt(events, active)
         try:
             answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
@@ -246,6 +263,7 @@ class OpenAIExtractor:
             raise
 
     async def aclose(self) -> None:
+        """Release the client."""
         await self.chat.aclose()
 
     async def _complete(
@@ -319,6 +337,7 @@ def _backoff(base: float, failures: int) -> float:
 
 
 def make_extractor(settings: Settings) -> Extractor:
+    """The configured extractor."""
     if settings.llm_provider == "openai":
         return OpenAIExtractor(settings)
     if settings.llm_provider == "fake":

@@ -45,6 +45,8 @@ class JudgeFailed(Exception):
 
 
 class OpenAIJudge:
+    """The hygiene judge over an OpenAI-compatible server."""
+
     name = "openai"
 
     def __init__(self, settings: Settings, *, client: openai.AsyncOpenAI | None = None) -> None:
@@ -53,11 +55,13 @@ class OpenAIJudge:
 
     @property
     def calls(self) -> int:
+        """Calls made so far."""
         return self.chat.requests
 
     async def judge(
         self, groups: Sequence[OfferedGroup], candidates: Sequence[Candidate]
     ) -> JudgeAnswer:
+        """One call over the offered groups and candidates; JudgeFailed if unusable."""
         messages = build_judge_prompt(groups, candidates)
         try:
             answer = await self.chat.complete(messages, JUDGE_FORMAT_NAME, JUDGE_JSON_SCHEMA)
@@ -83,6 +87,7 @@ class OpenAIJudge:
             raise JudgeFailed(f"llm judge answer malformed: {exc}") from None
 
     async def aclose(self) -> None:
+        """Release the client."""
         await self.chat.aclose()
 
 

@@ -25,6 +25,7 @@ class Bookkeeping(Base):
     """Commands, aliases and ingest attempts."""
 
     async def command_applied(self, project: str, command_id: str) -> bool:
+        """The command was applied or refused before."""
         cur = await self.conn.execute(
             "SELECT 1 FROM commands_applied WHERE project_id = %s AND command_id = %s",
             (project, command_id),
@@ -32,6 +33,7 @@ class Bookkeeping(Base):
         return await cur.fetchone() is not None
 
     async def command_outcome(self, project: str, command_id: str) -> str | None:
+        """The recorded outcome of a command, or None."""
         cur = await self.conn.execute(
             "SELECT outcome FROM commands_applied WHERE project_id = %s AND command_id = %s",
             (project, command_id),
@@ -42,6 +44,7 @@ class Bookkeeping(Base):
     async def record_command(
         self, command_id: str, project: str, subject: str, outcome: str
     ) -> None:
+        """Record a command's outcome (the first record wins)."""
         await self.conn.execute(
             """INSERT INTO commands_applied (command_id, project_id, subject_id, outcome)
                VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING""",

@@ -63,6 +63,7 @@ class Store(ReadQueries, StateReads):
 
     @classmethod
     async def connect(cls, settings: Settings, statement_timeout_ms: int | None = None) -> Store:
+        """A connection to the configured schema (optionally with a statement timeout)."""
         schema = settings.database_schema
         options = f"-c search_path={schema},public"
         if statement_timeout_ms is not None:
@@ -77,6 +78,7 @@ class Store(ReadQueries, StateReads):
         return store
 
     async def reconnect(self) -> None:
+        """Replace the connection (raises while the database is down)."""
         fresh = await Store.connect(self.settings)
         await fresh.ready()
         with contextlib.suppress(Exception):  # the old connection may already be gone
@@ -84,6 +86,7 @@ class Store(ReadQueries, StateReads):
         self.conn = fresh.conn
 
     async def migrate(self) -> None:
+        """Create or upgrade the schema (one migrator at a time)."""
         async with self.conn.transaction():
             # One migrator at a time when several workers boot together.
             await self.conn.execute("SELECT pg_advisory_xact_lock(7305411)")
@@ -92,9 +95,11 @@ class Store(ReadQueries, StateReads):
         await register_vector_async(self.conn)
 
     async def ready(self) -> None:
+        """Register the vector type on the connection."""
         await register_vector_async(self.conn)
 
     async def close(self) -> None:
+        """Close the connection."""
         await self.conn.close()
 
     async def ping(self) -> None:
@@ -117,12 +122,14 @@ class Store(ReadQueries, StateReads):
 
     @property
     def broken(self) -> bool:
+        """The connection is closed or broken."""
         return self.conn.closed or self.conn.broken
 
     # --- the write path ---
 
     @asynccontextmanager
     async def batch(self, keys: Iterable[SubjectKey]) -> AsyncIterator[Store]:
+        """One transaction holding the subjects' advisory locks, taken in sorted order."""
         async with self.conn.transaction():
             ordered = sorted({lock_key(p, s) for p, s in keys})
             if ordered:
@@ -136,10 +143,12 @@ class Store(ReadQueries, StateReads):
 
     @asynccontextmanager
     async def savepoint(self) -> AsyncIterator[Store]:
+        """A savepoint inside the current transaction."""
         async with self.conn.transaction():
             yield self
 
     async def insert_event(self, event: RawEvent, embedding: Vector | None) -> bool:
+        """Store one event; False when it was stored already."""
         cur = await self.conn.execute(sql.INSERT_EVENT, event_params(event, embedding))
         return cur.rowcount == 1
 
@@ -194,6 +203,7 @@ class Store(ReadQueries, StateReads):
             )
 
     async def apply(self, decision: Decision, messages: Sequence[OutMessage]) -> None:
+        """Write one decision in order and queue its change events."""
         if decision.fact_writes:
             # One statement per row, in order: a retired fact must leave 'active' before its
             # successor enters it, or the partial unique index (rightly) refuses the write.
@@ -212,6 +222,7 @@ class Store(ReadQueries, StateReads):
         await self.enqueue(messages)
 
     async def enqueue(self, messages: Sequence[OutMessage]) -> None:
+        """Queue change events in the outbox (a redelivered change is dropped)."""
         if not messages:
             return
         prefix = self.settings.topic_prefix

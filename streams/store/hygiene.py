@@ -39,6 +39,7 @@ class PassBusy(RuntimeError):
 
 
 def memory_from_row(row: dict[str, Any]) -> Memory:
+    """A facts row as a Memory."""
     return Memory(
         id=row["id"],
         subject_id=row["subject_id"],
@@ -51,6 +52,7 @@ def memory_from_row(row: dict[str, Any]) -> Memory:
 
 
 def pass_lock_key(settings: Settings) -> int:
+    """The advisory-lock key of the hygiene pass in this schema."""
     digest = hashlib.blake2b(
         f"hygiene-pass/{settings.database_schema}".encode(), digest_size=8
     ).digest()
@@ -58,6 +60,7 @@ def pass_lock_key(settings: Settings) -> int:
 
 
 async def connect(settings: Settings) -> Conn:
+    """The pass runner's own connection."""
     return await psycopg.AsyncConnection.connect(
         database_url(settings),
         autocommit=True,

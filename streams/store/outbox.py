@@ -37,6 +37,7 @@ async def pending(conn: Conn, limit: int, max_bytes: int) -> list[dict[str, Any]
 
 
 async def mark_published(conn: Conn, seqs: list[int]) -> None:
+    """The rows the broker acknowledged."""
     if seqs:
         await conn.execute("UPDATE outbox SET published_at = now() WHERE seq = ANY(%s)", (seqs,))
 
@@ -49,6 +50,7 @@ async def mark_refused(conn: Conn, seq: int, error: str) -> None:
 
 
 async def mark_dead_lettered(conn: Conn, seqs: list[int], error: str) -> None:
+    """The rows sent to the changes DLQ instead."""
     if seqs:
         await conn.execute(
             """UPDATE outbox SET published_at = now(), dead_lettered = true,

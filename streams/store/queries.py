@@ -28,6 +28,7 @@ class ReadQueries(Base):
         include_superseded: bool = False,
         as_of: datetime | None = None,
     ) -> list[Fact]:
+        """A subject's facts (every page)."""
         found, _next = await self.facts_page(project, subject, include_superseded, as_of)
         return found
 
@@ -73,6 +74,7 @@ class ReadQueries(Base):
     async def conflicts(
         self, project: str | None = None, status: str | None = "open"
     ) -> list[ConflictSet]:
+        """Conflict sets (every page)."""
         found, _next = await self.conflicts_page(project, status)
         return found
 
@@ -128,6 +130,7 @@ class ReadQueries(Base):
         return [r["event_id"] for r in found[:limit]], total, nxt
 
     async def facts_by_ids(self, ids: Sequence[str]) -> dict[str, Fact]:
+        """The facts of ``ids``."""
         cur = await self.conn.execute("SELECT * FROM facts WHERE id = ANY(%s)", (list(ids),))
         return {r["id"]: fact_from_row(r) for r in await cur.fetchall()}
 

@@ -129,6 +129,7 @@ async def list_rules(conn: Conn, bank: str | None = None) -> list[hs.Rule]:
 
 
 async def rule_kind(conn: Conn, bank: str, name: str) -> Kind | None:
+    """``managed``, ``manual`` or None (no such rule)."""
     cur = await conn.execute(
         "SELECT kind FROM rules WHERE project_id = %s AND name = %s", (bank, name)
     )

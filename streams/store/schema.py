@@ -20,6 +20,7 @@ from schemas.base import MAX_LISTED_IDS
 
 
 def ddl(dim: int) -> list[str]:
+    """The schema's statements, in order (idempotent)."""
     return [
         "CREATE EXTENSION IF NOT EXISTS vector",
         f"""

@@ -26,6 +26,7 @@ class StateReads(Bookkeeping):
     """The write path's reads (it needs the learned aliases, hence Bookkeeping)."""
 
     async def applied_events(self, events: Sequence[RawEvent]) -> set[tuple[str, str]]:
+        """(project, event id) of the events already stored."""
         if not events:
             return set()
         cur = await self.conn.execute(

@@ -60,6 +60,7 @@ def item_of(record: Any) -> Any:
 
 
 def key_of(record: Any) -> str:
+    """The record's identity within its kind."""
     item = item_of(record)
     if record.kind == "alias":
         return f"{item.predicate}->{item.target}"
@@ -69,6 +70,7 @@ def key_of(record: Any) -> str:
 
 
 def project_of(item: Any) -> str:
+    """The project an item belongs to."""
     return str(item.project_id)
 
 
@@ -78,12 +80,14 @@ def same(old: Any, new: Any) -> bool:
 
 
 def subject_keys(kind: str, batch: Sequence[tuple[int, Any]]) -> list[SubjectKey]:
+    """The (project, subject) pairs of a batch of records."""
     if kind not in ("fact", "conflict_set", "erasure"):
         return []
     return sorted({(item_of(r).project_id, item_of(r).subject_id) for _n, r in batch})
 
 
 async def existing_facts(conn: Conn, ids: list[str]) -> dict[str, Fact]:
+    """The stored facts of ``ids``."""
     cur = await conn.execute(
         f"SELECT {', '.join(sql.FACT_COLUMNS)} FROM facts WHERE id = ANY(%s)", (ids,)
     )
@@ -207,11 +211,13 @@ async def collisions(
 
 
 async def insert_facts(conn: Conn, facts: list[Fact], vectors: dict[str, Any]) -> None:
+    """Insert imported facts with their embeddings."""
     async with conn.cursor() as cur:
         await cur.executemany(INSERT_FACT, [fact_params(f, vectors.get(f.id)) for f in facts])
 
 
 async def insert_conflicts(conn: Conn, sets: list[ConflictSet]) -> None:
+    """Insert imported conflict sets."""
     async with conn.cursor() as cur:
         await cur.executemany(INSERT_CONFLICT, [conflict_params(c) for c in sets])
 

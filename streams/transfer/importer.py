@@ -129,6 +129,8 @@ def batches(path: Path) -> Iterator[tuple[str, Batch]]:
 
 
 class Importer:
+    """Imports one export file into one project, batch by batch."""
+
     def __init__(self, store: Store, header: Header, embedder: Any | None):
         self.store = store
         self.header = header
@@ -249,6 +251,7 @@ class Importer:
         self.events += len(messages)
 
     def report(self, dry_run: bool, published: int = 0) -> ImportReport:
+        """What the import did, so far."""
         kinds = {q.REPORT_FIELD[k]: KindReport(**v) for k, v in self.tally.items()}
         return ImportReport(
             project_id=self.project,
