@@ -82,16 +82,17 @@ settings-doc: install
 	$(PY) -m streams.cli.settings_doc
 
 # Every benchmark but the soak (about 25 minutes); results land in bench/results/.
+# Benchmarks run as modules from the repository root (bench/ builds on tests/support/).
 bench: install
-	$(PY) bench/consolidation.py
-	$(PY) bench/hygiene.py
-	$(PY) bench/llm_latency.py
-	$(PY) bench/llm_latency.py --sweep
-	$(PY) bench/llm_calls.py
-	$(PY) bench/scale_out.py
-	$(PY) bench/scale_out.py --plot
-	$(PY) bench/fault_injection.py
+	$(PY) -m bench.consolidation
+	$(PY) -m bench.hygiene
+	$(PY) -m bench.llm_latency
+	$(PY) -m bench.llm_latency --sweep
+	$(PY) -m bench.llm_calls
+	$(PY) -m bench.scale_out
+	$(PY) -m bench.scale_out --plot
+	$(PY) -m bench.fault_injection
 
 # One hour at a steady rate with the real embedder (bench/results/soak.*).
 soak: install
-	$(PY) bench/soak.py
+	$(PY) -m bench.soak

@@ -5,9 +5,10 @@
 #   bench/ab.sh OUTDIR ROUNDS REV [REV ...]     e.g. bench/ab.sh /tmp/ab 3 5c84edc d80ff70 HEAD
 #
 # Each REV is checked out in its own worktree under OUTDIR (HEAD runs from this checkout) and
-# runs with this checkout's venv and stack; results land in OUTDIR/<rev>_<round>.json. Then
-# bench/ab_summary.py OUTDIR prints throughput, worker CPU per event and the ratio to the raw
-# Kafka loop per side.
+# runs with this checkout's venv and stack; results land in OUTDIR/<rev>_<round>.json. A REV
+# with bench/__init__.py runs as `python -m bench.consolidation` from its root, an older one as
+# `python bench/consolidation.py`. Then `python -m bench.ab_summary OUTDIR` prints throughput,
+# worker CPU per event and the ratio to the raw Kafka loop per side.
 set -euo pipefail
 out=$1; rounds=$2; shift 2
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +23,8 @@ done
 for round in $(seq 1 "$rounds"); do
   for rev in "$@"; do
     dir=$repo; [ "$rev" != HEAD ] && dir=$out/wt-$rev
-    (cd "$dir" && "$repo/.venv/bin/python" bench/consolidation.py --mode a \
+    script=(bench/consolidation.py); [ -f "$dir/bench/__init__.py" ] && script=(-m bench.consolidation)
+    (cd "$dir" && "$repo/.venv/bin/python" "${script[@]}" --mode a \
       --output "$out/${rev}_$round.json" > "$out/${rev}_$round.log" 2>&1)
   done
 done

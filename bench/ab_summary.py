@@ -2,7 +2,7 @@
 """Summarise an A/B run of ``bench/ab.sh``: per side, the mean events/s, worker CPU per event
 and ratio to the raw Kafka loop of the same run, and each side against the first.
 
-    .venv/bin/python bench/ab_summary.py OUTDIR [--json FILE]
+    .venv/bin/python -m bench.ab_summary OUTDIR [--json FILE]
 """
 
 from __future__ import annotations

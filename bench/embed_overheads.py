@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Two embedder figures the soak depends on, measured in one run.
 
-    .venv/bin/python bench/embed_overheads.py      # -> bench/results/embed_overheads.{json,md}
+    .venv/bin/python -m bench.embed_overheads      # -> bench/results/embed_overheads.{json,md}
 
 1. onnxruntime thread-pool spinning: CPU (user + system of this process) and wall time per
    ``embed`` call of 3 short texts, back to back and with a 50 ms gap between calls (a worker
@@ -9,25 +9,23 @@
    and ``allow_spinning=False`` (the default); plus one 512-text call each.
 2. The embedding cache's memory: tracemalloc of an ``EmbeddingCache`` holding the distinct
    candidate texts of the soak's workload (``bench/soak.py`` defaults: 108,000 events of
-   ``consolidation.make_events``, seed 11), with real vectors.
+   ``tests/support/workload.make_events``, seed 11), with real vectors.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import resource
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench import consolidation as cons  # noqa: E402
+from bench.harness import REPO
+from bench.harness.accounting import machine
+from tests.support.workload import make_events
 
 TEXTS = [
     "I live in Austin and like bikes.",
@@ -85,7 +83,7 @@ def cache_memory() -> dict[str, Any]:
     from streams.embedding.cache import EmbeddingCache
 
     texts: dict[str, None] = {}
-    for e in cons.make_events(108_000, 1000, "x", seed=11):
+    for e in make_events(108_000, 1000, "x", seed=11):
         for c in validate_candidates(e["metadata"]["fake_candidates"]).valid:
             texts[embedding_text(c.predicate, c.value, c.statement)] = None
     rng = np.random.default_rng(0)
@@ -102,11 +100,13 @@ def cache_memory() -> dict[str, Any]:
     }
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    # No options: --help describes the run instead of starting it.
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     doc = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": cons.machine(),
-        "command": ".venv/bin/python bench/embed_overheads.py",
+        "machine": machine(),
+        "command": ".venv/bin/python -m bench.embed_overheads",
         "calls_per_point": CALLS,
         "spinning": spinning(),
         "cache": cache_memory(),

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """Growth at full size: what one message, one row and one transaction hold after years of use.
 
-    .venv/bin/python bench/growth.py                  # 10,000 reinforcements, 1,000 contenders,
+    .venv/bin/python -m bench.growth                  # 10,000 reinforcements, 1,000 contenders,
                                                       # 10,000 projects; writes bench/results/
-    .venv/bin/python bench/growth.py --scale 0.1      # a tenth; results to /tmp
+    .venv/bin/python -m bench.growth --scale 0.1      # a tenth; results to /tmp
 
 Each scenario (``tests/support/growth.py``, the same code the CI-size tests run) uses a
 fresh schema, topic prefix and consumer group on the configured stack (``consolidator up``),
@@ -33,15 +33,11 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from bench.harness import REPO, RESULTS
+from schemas.settings import Settings
+from streams.store.core import database_url
+from tests.support import growth
 
-from schemas.settings import Settings  # noqa: E402
-from streams.store.core import database_url  # noqa: E402
-from tests.support import growth  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
 FULL = {"reinforcements": 10_000, "contenders": 1_000, "projects": 10_000}
 
 
@@ -105,7 +101,8 @@ def main() -> int:
     doc = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
-        "command": "bench/growth.py" + ("" if args.scale == 1.0 else f" --scale {args.scale}"),
+        "command": ".venv/bin/python -m bench.growth"
+        + ("" if args.scale == 1.0 else f" --scale {args.scale}"),
         "result": result,
     }
     out = args.output or (RESULTS if args.scale == 1.0 else Path("/tmp")) / "growth.json"

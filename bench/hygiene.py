@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """Hygiene pass benchmark against the real database (and broker, for the checkpoint).
 
-    .venv/bin/python bench/hygiene.py                    # 1,000,000 memories, writes results
-    .venv/bin/python bench/hygiene.py --memories 100000  # smaller; results to /tmp unless --out
+    .venv/bin/python -m bench.hygiene                    # 1,000,000 memories, writes results
+    .venv/bin/python -m bench.hygiene --memories 100000  # smaller; results to /tmp unless --out
+
+(from the repository root; the data and the pass are bench/harness/hygiene_data.py).
 
 Data: ``--banks`` banks (projects) x ``--subjects`` subjects per bank, live notes spread
 evenly; about ``--dup-rate`` of them are normalised duplicates (case / punctuation /
@@ -11,23 +13,21 @@ variants (report-only). Inserted with COPY into a fresh schema of the configured
 (``CONSOLIDATOR_DATABASE_URL``, else the embedded server of ``consolidator up``); the
 schema and the run's topics are dropped at the end.
 
-The pass runs in a child process (``streams.hygiene.run.execute``, exactly what a worker runs,
-including the checkpoint publish), so its peak RSS is the pass's own; RSS is also sampled
-every 0.25 s from /proc to show it stays flat. Results: wall time of the pass, rows scanned,
+The pass runs in a child process (``python -m bench.hygiene --_child``:
+``streams.hygiene.run.execute``, exactly what a worker runs, including the checkpoint
+publish), so its peak RSS is the pass's own; RSS is also sampled every 0.25 s from /proc to
+show it stays flat. Results: wall time of the pass, rows scanned,
 supersedes, supersedes per second, peak RSS, the RSS samples' range.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import datetime as dt
 import json
 import os
 import platform
-import random
-import resource
 import subprocess
 import sys
 import threading
@@ -35,174 +35,8 @@ import time
 import uuid
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from schemas.hygiene import HygieneConfig  # noqa: E402
-from schemas.settings import Settings  # noqa: E402
-
-WORDS = [
-    "user",
-    "prefers",
-    "dark",
-    "mode",
-    "light",
-    "theme",
-    "coffee",
-    "tea",
-    "morning",
-    "evening",
-    "meetings",
-    "email",
-    "slack",
-    "python",
-    "rust",
-    "tests",
-    "deploys",
-    "friday",
-    "reviews",
-    "short",
-    "long",
-    "answers",
-    "bullet",
-    "points",
-    "metric",
-    "units",
-    "vegetarian",
-    "travel",
-    "window",
-    "seat",
-    "aisle",
-    "quiet",
-    "calls",
-    "written",
-    "summaries",
-    "code",
-    "examples",
-]
-
-
-def _settings(schema: str, prefix: str) -> Settings:
-    return Settings(
-        state_dir=REPO / ".stack",
-        database_schema=schema,
-        topic_prefix=prefix,
-        group_id=f"bench-{prefix}",
-        hygiene_write_batch=64,
-    )
-
-
-def _variant(text: str, rng: random.Random) -> str:
-    choice = rng.randrange(3)
-    if choice == 0:
-        return text.upper()
-    if choice == 1:
-        return text.capitalize() + "."
-    return "  " + text.replace(" ", "  ") + "!"
-
-
-def populate(s: Settings, banks: int, subjects: int, memories: int, dup_rate: float) -> int:
-    import psycopg
-
-    from streams.store.core import Store, database_url
-
-    async def migrate() -> None:
-        store = await Store.connect(s)
-        try:
-            await store.migrate()
-        finally:
-            await store.close()
-
-    asyncio.run(migrate())
-    rng = random.Random(42)
-    per_subject = max(1, memories // (banks * subjects))
-    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    n = 0
-    cols = (
-        "id, project_id, subject_id, predicate, value, statement, status, pinned, "
-        "reinforcement_count, source_event_ids, valid_from, created_at, updated_at"
-    )
-    with (
-        psycopg.connect(database_url(s), options=f"-c search_path={s.database_schema},public") as c,
-        c.cursor() as cur,
-        cur.copy(f"COPY facts ({cols}) FROM STDIN") as copy,
-    ):
-        for b in range(banks):
-            for sub in range(subjects):
-                texts: list[str] = []
-                for i in range(per_subject):
-                    r = rng.random()
-                    if texts and r < dup_rate:
-                        text = _variant(rng.choice(texts), rng)
-                    elif texts and r < dup_rate + 0.01:
-                        words = rng.choice(texts).split()
-                        rng.shuffle(words)
-                        text = " ".join(words)
-                    else:
-                        text = " ".join(rng.choices(WORDS, k=6)) + f" {b}-{sub}-{i}"
-                        texts.append(text)
-                    when = t0 + dt.timedelta(minutes=i)
-                    copy.write_row(
-                        (
-                            str(uuid.UUID(int=rng.getrandbits(128))),
-                            f"bank-{b:03d}",
-                            f"subject-{sub:04d}",
-                            None,
-                            "{}",
-                            text,
-                            "active",
-                            False,
-                            rng.choice((0, 0, 0, 1, 2)),
-                            [f"e-{b}-{sub}-{i}"],
-                            when,
-                            when,
-                            when,
-                        )
-                    )
-                    n += 1
-    with psycopg.connect(database_url(s), autocommit=True) as c:
-        c.execute(f"ANALYZE {s.database_schema}.facts")
-    return n
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def child(schema: str, prefix: str) -> None:
-    """Run one full pass; print its report summary and resource usage as JSON."""
-    from streams.hygiene import run as hygiene
-    from streams.kafka.client import Publisher
-
-    s = _settings(schema, prefix)
-    config = HygieneConfig(max_supersedes_per_run=10_000_000)
-    t0 = time.perf_counter()
-    report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
-    wall = time.perf_counter() - t0
-    assert report is not None
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(
-        json.dumps(
-            {
-                "wall_s": wall,
-                "scanned": sum(b.scanned for b in report.banks),
-                "superseded": report.superseded,
-                "groups": sum(b.groups_total for b in report.banks),
-                "capped": sum(b.capped for b in report.banks),
-                "errors": [e for b in report.banks for e in b.errors],
-                "checkpointed": report.checkpointed,
-                "peak_rss_mb": usage.ru_maxrss / 1024,
-                "cpu_user_s": usage.ru_utime,
-                "cpu_sys_s": usage.ru_stime,
-            }
-        )
-    )
+from bench.harness import REPO
+from bench.harness.hygiene_data import child, hygiene_settings, populate, rss_kb
 
 
 def main() -> int:
@@ -225,7 +59,7 @@ def main() -> int:
 
     tag = uuid.uuid4().hex[:8]
     schema, prefix = f"bench_hygiene_{tag}", f"bench-hygiene-{tag}."
-    s = _settings(schema, prefix)
+    s = hygiene_settings(schema, prefix)
     with psycopg.connect(database_url(s), autocommit=True) as c:
         c.execute("CREATE EXTENSION IF NOT EXISTS vector")
         c.execute(f"CREATE SCHEMA {schema}")
@@ -237,7 +71,7 @@ def main() -> int:
         print(f"inserted {n} memories with COPY in {load_s:.1f}s", file=sys.stderr)
 
         proc = subprocess.Popen(
-            [sys.executable, __file__, "--_child", schema, prefix],
+            [sys.executable, "-m", "bench.hygiene", "--_child", schema, prefix],
             stdout=subprocess.PIPE,
             text=True,
             cwd=REPO,
@@ -246,7 +80,7 @@ def main() -> int:
 
         def sample() -> None:
             while proc.poll() is None:
-                if kb := _rss_kb(proc.pid):
+                if kb := rss_kb(proc.pid):
                     samples.append(kb)
                 time.sleep(0.25)
 

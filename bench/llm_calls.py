@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """LLM calls and embeddings per event, before and after batched extraction + embedding cache.
 
-    .venv/bin/python bench/llm_calls.py             # 20,000 events, 1,000 and 100 subjects
-    .venv/bin/python bench/llm_calls.py --quick     # 2,000 events, results to /tmp
+    .venv/bin/python -m bench.llm_calls             # 20,000 events, 1,000 and 100 subjects
+    .venv/bin/python -m bench.llm_calls --quick     # 2,000 events, results to /tmp
 
 For each workload (the events of ``bench/llm_latency.py``: the ``openai`` extractor against
 the local stub at ``--latency`` seconds per call, hash embedder, one worker, batch_size 512)
@@ -15,10 +15,10 @@ two runs in the same session, each with a fresh schema, topics and group:
 Reported per run: LLM calls per event (requests the stub received / N), prompt and completion
 tokens per event (the stub's whitespace token count), texts embedded per event (the worker's
 ``consolidator_embed_batch_size_sum`` / N), cache hits per event, single-call fallbacks,
-events/s, and the order check of ``llm_latency.verify_order`` (the facts' history equals what
-the events imply, per subject and predicate). The stub's latency is per call whatever the
-prompt size, so the calls and tokens are the portable figures; events/s here flatters batched
-calls, which take longer on a real model (more output tokens per call).
+events/s, and the order check of ``tests/support/order.verify_order`` (the facts' history
+equals what the events imply, per subject and predicate). The stub's latency is per call
+whatever the prompt size, so the calls and tokens are the portable figures; events/s here
+flatters batched calls, which take longer on a real model (more output tokens per call).
 """
 
 from __future__ import annotations
@@ -31,12 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench import consolidation as cons  # noqa: E402
-from bench import llm_latency as ll  # noqa: E402
+from bench.harness import RESULTS, llm_run
+from bench.harness.accounting import machine
 
 MODES: dict[str, dict[str, Any]] = {
     "before": {"extraction_batching": False, "embed_cache_size": 0},
@@ -60,7 +56,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             a = copy.copy(args)
             a.subjects, a.overrides = subjects, overrides
             print(f"--- {subjects} subjects, {mode}", flush=True)
-            r = ll.run(a)
+            r = llm_run.run(a)
             p = r["pipeline"]
             points.append(
                 {
@@ -109,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--subjects", type=int, nargs="+", default=[1000, 100])
     p.add_argument("--latency", type=float, default=0.2)
-    p.add_argument("--batch-size", type=int, default=ll.DEFAULT_BATCH_SIZE)
-    p.add_argument("--concurrency", type=int, default=ll.DEFAULT_CONCURRENCY)
+    p.add_argument("--batch-size", type=int, default=llm_run.DEFAULT_BATCH_SIZE)
+    p.add_argument("--concurrency", type=int, default=llm_run.DEFAULT_CONCURRENCY)
     p.add_argument("--output", type=Path)
     args = p.parse_args(argv)
     args.events = args.events or (2000 if args.quick else 20000)
@@ -118,13 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     points = run(args)
     doc = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": cons.machine(),
-        "command": " ".join([".venv/bin/python", "bench/llm_calls.py", *(argv or sys.argv[1:])]),
+        "machine": machine(),
+        "command": " ".join([".venv/bin/python", "-m", "bench.llm_calls", *(argv or sys.argv[1:])]),
         "events": args.events,
         "latency_s": args.latency,
         "points": points,
     }
-    out = args.output or (ll.SCRATCH if args.quick else ll.RESULTS) / "llm_calls.json"
+    out = args.output or (llm_run.SCRATCH if args.quick else RESULTS) / "llm_calls.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
     out.with_suffix(".md").write_text(markdown(doc))

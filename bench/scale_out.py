@@ -1,14 +1,16 @@
 #!/usr/bin/env python
 """Scale-out: the same input with 1, 2 and 4 worker processes in one consumer group.
 
-    .venv/bin/python bench/scale_out.py                  # 10,000 events, 1/2/4 workers, stub 200 ms
-    .venv/bin/python bench/scale_out.py --quick          # 2,000 events, results to /tmp
-    .venv/bin/python bench/scale_out.py --extractor fake # CPU-bound variant (no LLM latency)
-    .venv/bin/python bench/scale_out.py --plot           # results/throughput.png from the
+    .venv/bin/python -m bench.scale_out                  # 10,000 events, 1/2/4 workers, 200 ms
+    .venv/bin/python -m bench.scale_out --quick          # 2,000 events, results to /tmp
+    .venv/bin/python -m bench.scale_out --extractor fake # CPU-bound variant (no LLM latency)
+    .venv/bin/python -m bench.scale_out --plot           # results/throughput.png from the
                                                          # committed scale_out.json and
                                                          # llm_latency_sweep.json (matplotlib)
 
-The events are ``bench/llm_latency.py``'s (the ``bench/consolidation.py`` workload over 1,000
+(from the repository root; one worker count's run is bench/harness/scale_group.py).
+
+The events are ``bench/llm_latency.py``'s (``tests/support/workload.stub_events``: 1,000
 subjects, candidates on a ``CANDIDATES:`` line). Each worker count gets a fresh schema, topic
 prefix and group, a 12-partition topic (``CONSOLIDATOR_PARTITIONS=12``) and the ``openai``
 extractor against one OpenAI stub (in this process) answering after ``--latency`` seconds;
@@ -22,7 +24,7 @@ worker is bound by concurrency / latency, not by CPU). ``bench/llm_latency.py`` 
 one worker reaches with a large concurrency instead.
 
 Verdict per worker count: one active fact per (project, subject, predicate), every event
-stored, and every subject's events applied in order (``llm_latency.verify_order``).
+stored, and every subject's events applied in order (``tests/support/order.verify_order``).
 """
 
 from __future__ import annotations
@@ -31,144 +33,21 @@ import argparse
 import datetime as dt
 import json
 import sys
-import time
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from bench import consolidation as cons  # noqa: E402
-from bench import llm_latency as ll  # noqa: E402
-
-RESULTS = REPO / "bench" / "results"
-SCRATCH = Path("/tmp/bench-scale-out")
-
-
-def assigned(worker: Any) -> int:
-    try:
-        with urllib.request.urlopen(worker.url + "/health", timeout=2) as r:
-            return int(orjson.loads(r.read()).get("assigned_partitions", 0))
-    except OSError:
-        return 0
-
-
-def wait_stable(workers: list[Any], total: int | None, timeout: float = 180.0) -> int:
-    """Until every worker holds partitions and the sum is ``total`` (or steady for 5 s)."""
-    deadline = time.monotonic() + timeout
-    last, since = -1, time.monotonic()
-    while True:
-        for w in workers:
-            w.check()
-        counts = [assigned(w) for w in workers]
-        s = sum(counts)
-        if s != last:
-            last, since = s, time.monotonic()
-        if all(counts) and (s == total if total else time.monotonic() - since > 5):
-            time.sleep(1.0)
-            return s
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"group not stable: {counts} (want a total of {total})")
-        time.sleep(0.5)
-
-
-def one(
-    n_workers: int,
-    events: list[dict[str, Any]],
-    msgs: list[tuple[str, str, bytes]],
-    stub: Any,
-    args: argparse.Namespace,
-    total: int | None,
-) -> dict[str, Any]:
-    from tests.support.workers import rows, scalar
-
-    tag = uuid.uuid4().hex[:8]
-    update: dict[str, Any] = {
-        "partitions": 12,
-        "llm_provider": args.extractor,
-        "llm_concurrency": args.concurrency,
-        "batch_size": args.batch_size,
-    }
-    if args.extractor == "openai":
-        update |= {"openai_base_url": stub.base_url, "openai_timeout_s": 30.0}
-    s = ll.fresh_settings(f"scale_{tag}", **update)
-    workers = [
-        cons.make_worker(
-            s.model_copy(update={"http_port": cons._free_port()}),
-            SCRATCH / f"w{n_workers}-{tag}-{i}.log",
-            None,
-        )
-        for i in range(n_workers)
-    ]
-    out: dict[str, Any] = {"workers": n_workers}
-    try:
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.wait_ready(timeout=180)
-        out["assigned_partitions_total"] = wait_stable(workers, total)
-        calls0 = stub.usage.requests if stub else 0
-        watcher = cons.ChangeWatcher(s)
-        watcher.start()
-        watcher.ready.wait(30)
-        pub_ts: dict[str, float] = {}
-        ids = [m[0] for m in msgs]
-        watcher.expect(ids)
-        first, _last = cons.publish(s, msgs, pub_ts)
-        end = cons.wait_applied(s, watcher, len(msgs), args.timeout, workers[0])
-        for w in workers:
-            w.check()  # a worker that died mid-run would make the figure meaningless
-        elapsed = end - first
-        watcher.stop()
-        calls = (stub.usage.requests if stub else 0) - calls0
-        out |= {
-            "seconds": round(elapsed, 2),
-            "events_per_s": round(len(msgs) / elapsed, 1),
-            "llm_calls_per_event": round(calls / len(msgs), 3),
-            "end_to_end_latency": cons.phase_latency(watcher, ids, pub_ts)["item_changed"],
-        }
-    finally:
-        for w in workers:
-            w.stop(timeout=60)
-    try:
-        dup = rows(
-            s,
-            """SELECT 1 FROM facts WHERE status = 'active' AND predicate IS NOT NULL
-               GROUP BY project_id, subject_id, predicate HAVING count(*) > 1""",
-        )
-        n = int(scalar(s, "SELECT count(*) FROM events") or 0)
-        order = ll.verify_order(s, events)
-        out["verdict"] = {
-            "events_stored": n,
-            "all_events_applied": n == len(msgs),
-            "duplicate_active_facts": len(dup),
-            "subjects_in_order": order["subjects_in_order"],
-            "subjects": order["subjects"],
-            "order_violations": order["violations"],
-            "holds": n == len(msgs) and not dup and order["ok"],
-        }
-    finally:
-        if not args.keep:
-            ll.drop(s)
-    print(
-        f"{n_workers} worker(s): {out['events_per_s']:,.1f} events/s "
-        f"({out['seconds']} s), verdict {out['verdict']}",
-        flush=True,
-    )
-    return out
+from bench.harness import RESULTS
+from bench.harness.accounting import machine
+from bench.harness.scale_group import SCRATCH, one
+from tests.support.openai_stub import OpenAIStub
+from tests.support.workload import encode, stub_events
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.support.openai_stub import OpenAIStub
-
     tag = uuid.uuid4().hex[:6]
-    events = ll.stub_events(args.events, args.subjects, tag)
-    msgs = ll.encode(events)
+    events = stub_events(args.events, args.subjects, tag)
+    msgs = encode(events)
     SCRATCH.mkdir(parents=True, exist_ok=True)
     stub = None
     if args.extractor == "openai":
@@ -301,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     args.events = args.events or (2000 if args.quick else 10000)
     doc = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": cons.machine(),
-        "command": " ".join([".venv/bin/python", "bench/scale_out.py", *(argv or sys.argv[1:])]),
+        "machine": machine(),
+        "command": " ".join([".venv/bin/python", "-m", "bench.scale_out", *(argv or sys.argv[1:])]),
         "result": run(args),
     }
     name = "scale_out.json" if args.extractor == "openai" else "scale_out_fake.json"

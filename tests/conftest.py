@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from schemas.settings import Settings
+from tests.support.net import free_port
 
 if TYPE_CHECKING:
     from streams.devstack.localstack import StackInfo
@@ -147,12 +147,6 @@ def database_url(_services: _Services) -> str:
     return _services.database_url()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _delete_topics(bootstrap: str, wanted: Callable[[str], bool]) -> None:
     from confluent_kafka.admin import AdminClient
 
@@ -181,7 +175,7 @@ def settings(kafka_bootstrap: str, database_url: str) -> Iterator[Settings]:
         database_schema=schema,
         embedder="hash",
         state_dir=STATE_DIR,
-        http_port=_free_port(),
+        http_port=free_port(),
     )
     yield value
     with contextlib.suppress(Exception):

@@ -152,13 +152,9 @@ def test_demo_on_its_own_stack_stops_everything_it_started() -> None:
     # PostgreSQL itself and must leave neither behind (under .stack/: embedded PostgreSQL run
     # as root needs traversable parent folders, which pytest's tmp_path is not).
     import shutil
-    import socket
     import uuid
 
-    def free_port() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return int(s.getsockname()[1])
+    from tests.support.net import free_port
 
     root = REPO / ".stack" / f"demo-test-{uuid.uuid4().hex[:8]}"
     own = Settings(

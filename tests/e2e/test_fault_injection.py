@@ -1,27 +1,28 @@
 """The fault-injection verdict at CI size: 2,000 events, two SIGKILLs, a database restart.
 
-Runs ``bench/fault_injection.py``'s functions in-process (its own embedded PostgreSQL, the
-session's broker; no broker restart) and asserts the verdict against a clean run of the same
-input. About a minute on 2 cores. The full size is ``.venv/bin/python bench/fault_injection.py``.
+Runs ``tests/support/fault_run.py`` in-process (its own embedded PostgreSQL, the session's
+broker; no broker restart) and asserts the verdict against a clean run of the same input.
+About a minute on 2 cores. The full size is ``.venv/bin/python -m bench.fault_injection``.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from bench import fault_injection
+from tests.support import fault_run
+from tests.support.fault_verdict import print_counts
 from tests.support.openai_stub import OpenAIStub, draw
 
 pytestmark = pytest.mark.e2e
 
 
 def test_fault_injection_verdict_holds(kafka_bootstrap: str) -> None:
-    args = fault_injection.parse_args(
+    args = fault_run.parse_args(
         ["--quick", "--kafka-bootstrap", kafka_bootstrap, "--timeout", "180"]
     )
     assert (args.events, args.kills, args.no_broker_restart) == (2000, 2, True)
-    result = fault_injection.run(args)
-    fault_injection.print_counts(result)  # shown by pytest on failure
+    result = fault_run.run(args)
+    print_counts(result)  # shown by pytest on failure
     faulty = result["faulty"]
     assert [f["kind"] for f in faulty["faults"]].count("kill") == 2
     assert [f["kind"] for f in faulty["faults"]].count("db") == 1

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import uuid
 from datetime import UTC, datetime
 
@@ -22,15 +21,10 @@ from streams.devstack import localstack
 from streams.hygiene import run as hygiene
 from streams.kafka.client import Publisher
 from streams.worker import prepare
+from tests.support.net import free_port
 from tests.support.workers import REPO, db, wait_until
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _try_load(s: Settings) -> hs.ScheduleCheckpoint | None:
@@ -41,7 +35,7 @@ def _try_load(s: Settings) -> hs.ScheduleCheckpoint | None:
 
 
 def test_checkpoint_survives_a_broker_restart(settings: Settings) -> None:
-    port, cport = _free_port(), _free_port()
+    port, cport = free_port(), free_port()
     broker = Settings(
         state_dir=REPO / ".stack" / f"broker-{uuid.uuid4().hex[:6]}",
         kafka_bootstrap=f"127.0.0.1:{port}",

@@ -16,17 +16,12 @@ import pytest
 
 from schemas.settings import Settings
 from streams.devstack import localstack
+from tests.support.net import free_port
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 STATE_DIR = REPO / ".stack"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _cmdline(pid: int) -> str:
@@ -61,7 +56,7 @@ def test_missing_java_is_one_line_error(tmp_path: Path) -> None:
         "import sys; from pathlib import Path; from schemas.settings import Settings;"
         "from streams.devstack.localstack import main_up;"
         f"sys.exit(main_up(Settings(state_dir=Path({str(tmp_path)!r}),"
-        f" kafka_bootstrap='127.0.0.1:{_free_port()}', kafka_controller_port={_free_port()},"
+        f" kafka_bootstrap='127.0.0.1:{free_port()}', kafka_controller_port={free_port()},"
         " kafka_home=None, database_url=None)))"
     )
     # A PATH without java (nor mvn): only the interpreter is called by absolute path.
@@ -85,7 +80,7 @@ def test_port_taken_by_another_process(tmp_path: Path) -> None:
         settings = Settings(
             state_dir=tmp_path,
             kafka_bootstrap=f"127.0.0.1:{port}",
-            kafka_controller_port=_free_port(),
+            kafka_controller_port=free_port(),
             database_url=None,
         )
         with pytest.raises(localstack.StackError, match=f"port 127.0.0.1:{port} is taken"):

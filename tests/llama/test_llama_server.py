@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.request
@@ -36,6 +35,7 @@ from schemas.settings import Settings
 from streams.kafka import sdk
 from streams.llm.extractors import OpenAIExtractor
 from tests.support.metrics import value as metric
+from tests.support.net import free_port
 from tests.support.workers import (
     REPO,
     WorkerProcess,
@@ -55,12 +55,6 @@ STATEMENTS = {
     "bob": ["I live in Oslo.", "My favorite color is green."],
     "carol": ["Remember that I prefer tea over coffee."],
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _llama_python() -> Path:
@@ -93,7 +87,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
     """``python -m llama_cpp.server`` on a free loopback port: (base URL, its log)."""
     python = _llama_python()
     model = _model(python)
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(

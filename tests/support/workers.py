@@ -10,7 +10,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -44,25 +44,49 @@ def settings_env(s: Settings, **extra: Any) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """``consolidator worker`` as a child process (so SIGKILL tests are real)."""
+    """``consolidator worker`` as a child process (so SIGKILL tests are real).
+
+    The one launcher of worker processes for tests and benches: ``python -m ENTRY --loglevel
+    LOGLEVEL`` from the repository root, with the settings as its environment
+    (``settings_env``) plus ``env`` (variables read by others than our settings, e.g. faust's
+    ``BROKER_SESSION_TIMEOUT``). ENTRY is ``streams.cli.main worker``; with ``fault_point``,
+    the armed worker of tests/support/faults.py; ``entry`` names another module and its
+    arguments (a bench's profiling wrapper).
+    """
 
     def __init__(
-        self, settings: Settings, log_path: Path, fault_point: str | None = None, **overrides: Any
+        self,
+        settings: Settings,
+        log_path: Path,
+        fault_point: str | None = None,
+        *,
+        loglevel: str = "info",
+        entry: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        **overrides: Any,
     ):
         self.settings = settings.model_copy(update=overrides) if overrides else settings
         self.log_path = log_path
         # An armed fault (tests/support/faults.py) runs the worker through its own entry point.
         self.fault_point = fault_point
+        self.loglevel = loglevel
+        self.entry = list(entry) if entry is not None else None
+        self.env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
+
+    def argv(self) -> list[str]:
+        entry = ["streams.cli.main", "worker"]
+        if self.entry is not None:
+            entry = self.entry
+        elif self.fault_point is not None:
+            entry = ["tests.support.faults", self.fault_point]
+        return [sys.executable, "-m", *entry, "--loglevel", self.loglevel]
 
     def start(self) -> WorkerProcess:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        entry = ["streams.cli.main", "worker"]
-        if self.fault_point is not None:
-            entry = ["tests.support.faults", self.fault_point]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", *entry, "--loglevel", "info"],
-            env=settings_env(self.settings),
+            self.argv(),
+            env=settings_env(self.settings) | self.env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=REPO,

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts run as modules from the repository root (``python -m bench.NAME``)."""
