@@ -29,7 +29,7 @@ demo: install
 	$(BIN)/consolidator demo
 
 test: install
-	$(BIN)/pytest -q -p no:cacheprovider
+	HYPOTHESIS_PROFILE=ci $(BIN)/pytest -q -p no:cacheprovider
 
 # lint-deploy as a prerequisite: one install for both.
 lint: install lint-deploy

@@ -11,6 +11,11 @@ running. Nothing is skipped: a service that cannot start fails the test with the
 
 Isolation (function scope): every test gets its own topic prefix, consumer group and
 PostgreSQL schema (created before, dropped after), and its topics are deleted afterwards.
+
+Hypothesis profiles: ``dev`` (the default: 20 examples per property, so ``pytest tests/unit``
+answers in seconds) and ``ci`` (hypothesis' own 100 examples), which ``make test`` selects
+with ``HYPOTHESIS_PROFILE=ci``. A test that asks for more (``tests/support/examples.py``)
+gets all of them in ``ci`` and a tenth in ``dev``.
 """
 
 from __future__ import annotations
@@ -24,12 +29,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from schemas.settings import Settings
 from tests.support.net import free_port
 
 if TYPE_CHECKING:
     from streams.devstack.localstack import StackInfo
+
+hypothesis_settings.register_profile("dev", max_examples=20)
+hypothesis_settings.register_profile("ci", max_examples=100)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = REPO / ".stack"

@@ -29,6 +29,7 @@ from tests.support.adjudication import (
     run,
     seeded,
 )
+from tests.support.examples import examples
 
 # --- properties ------------------------------------------------------------------------------
 
@@ -97,7 +98,7 @@ def assert_one_active_per_predicate(state: SubjectState) -> None:
     assert all(f.status == "candidate" for f in state.conflict_candidates)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(steps_st)
 def test_property_at_most_one_active_per_predicate(steps) -> None:
     for _ev, _cands, _before, decision, state in play(steps):
@@ -116,7 +117,7 @@ def test_property_at_most_one_active_per_predicate(steps) -> None:
             assert (f.project_id, f.subject_id) == (PROJECT, SUBJECT)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(steps_st)
 def test_property_replaying_an_applied_event_changes_nothing(steps) -> None:
     for ev, cands, _before, decision, state in play(steps):
@@ -143,7 +144,7 @@ def test_replaying_late_event_is_duplicate() -> None:
     assert_no_effect(replay)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(steps_st, st.lists(candidate_st, min_size=1, max_size=3), st.integers(-3, 3), st.randoms())
 def test_property_active_order_never_changes_the_decision(steps, final, dt, rnd) -> None:
     state = SubjectState()

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from processors.attribute_calibration import choose_bounds, outcome, rates, score
 from processors.attributes import Bounds, attribute, decide
+from tests.support.examples import examples
 
 PREDICATE = st.from_regex(r"[a-z][a-z0-9_]{0,24}", fullmatch=True)
 VALUE = st.dictionaries(
@@ -26,7 +27,7 @@ BOUNDS = st.builds(
 )
 
 
-@settings(max_examples=400, derandomize=True)
+@settings(max_examples=examples(400), derandomize=True)
 @given(
     a=PREDICATE,
     b=PREDICATE,
@@ -41,7 +42,7 @@ def test_a_scored_pair_decides_as_the_runtime(a, b, va, vb, d, bounds, action) -
     assert outcome(score(A, B, d, True, action), bounds) == decide(A, B, d, bounds, action)
 
 
-@settings(max_examples=30, derandomize=True, deadline=None)
+@settings(max_examples=examples(30), derandomize=True, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_chosen_bounds_respect_the_limits_on_tune(seed: int) -> None:
     rng = np.random.default_rng(seed)

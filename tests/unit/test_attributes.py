@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from processors.attribute_words import QUALIFIERS
 from processors.attributes import Bounds, attribute, decide, guarded, identical, singular, words
+from tests.support.examples import examples
 
 BOUNDS = Bounds(same=0.2, unsure_create=0.35, unsure_supersede=0.45, disjoint_shape_penalty=0.05)
 PREDICATE = st.from_regex(r"[a-z][a-z0-9_]{0,30}", fullmatch=True)
@@ -52,14 +53,14 @@ def test_guarded_neighbours() -> None:
         assert decide(attribute(a), attribute(b), 0.0, BOUNDS, "supersede") == "unsure"
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(a=PREDICATE, b=PREDICATE, d=st.floats(0, 2), action=st.sampled_from(["create", "supersede"]))
 def test_decide_is_symmetric(a: str, b: str, d: float, action: str) -> None:
     A, B = attribute(a), attribute(b)
     assert decide(A, B, d, BOUNDS, action) == decide(B, A, d, BOUNDS, action)
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(
     a=PREDICATE,
     q=st.sampled_from(sorted(QUALIFIERS)),
@@ -73,7 +74,7 @@ def test_a_qualifier_added_is_never_auto_same(a: str, q: str, d: float, action: 
     assert decide(A, B, d, BOUNDS, action) != "same"
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(a=PREDICATE, b=PREDICATE, d1=st.floats(0, 2), d2=st.floats(0, 2))
 def test_decide_is_monotone_in_distance(a: str, b: str, d1: float, d2: float) -> None:
     order = {"same": 0, "unsure": 1, "different": 2}

@@ -17,6 +17,7 @@ from schemas.base import MAX_LISTED_IDS
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 from schemas.hygiene import PlannedGroup
+from tests.support.examples import examples
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 POLICY = Policy(semantic_threshold=0.17)
@@ -58,7 +59,7 @@ def _cand(value: dict[str, object], action: str = "create") -> Candidate:
     )
 
 
-@settings(max_examples=100, derandomize=True)
+@settings(max_examples=examples(100), derandomize=True)
 @given(new=st.lists(st.text(min_size=1, max_size=10), max_size=60))
 def test_sources_window_keeps_the_newest_and_counts_all(new: list[str]) -> None:
     fact = _fact()
@@ -71,7 +72,7 @@ def test_sources_window_keeps_the_newest_and_counts_all(new: list[str]) -> None:
     Fact.model_validate(fact.model_dump())  # still a valid contract value
 
 
-@settings(max_examples=100, derandomize=True)
+@settings(max_examples=examples(100), derandomize=True)
 @given(n=st.integers(1, 200))
 def test_member_window_keeps_the_challenged_fact_first(n: int) -> None:
     cs = ConflictSet(

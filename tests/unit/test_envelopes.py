@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors import envelopes
+from tests.support.examples import examples
 
 NOW = 1_800_000_000.0
 ANY_HEADER = st.none() | st.binary(max_size=200) | st.text(max_size=60).map(str.encode)
@@ -19,7 +20,7 @@ NUMBERS = st.one_of(
 )
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(raw=ANY_HEADER | NUMBERS, max_attempts=st.integers(1, 50))
 def test_attempt_is_always_within_bounds(raw: bytes | None, max_attempts: int) -> None:
     got = envelopes.attempt_of(raw, max_attempts)
@@ -27,7 +28,7 @@ def test_attempt_is_always_within_bounds(raw: bytes | None, max_attempts: int) -
     assert 0 <= got <= max_attempts
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(raw=ANY_HEADER | NUMBERS, max_delay=st.floats(0.001, 10_000))
 def test_due_at_is_never_later_than_the_maximum_delay(raw: bytes | None, max_delay: float) -> None:
     due = envelopes.due_at(raw, NOW, max_delay)
@@ -48,7 +49,7 @@ def test_attempt_header_values() -> None:
     assert envelopes.attempt_of(b"two", 3) == 0
 
 
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(
     reason=st.text(max_size=2000),
     kind=st.text(max_size=50),
@@ -68,7 +69,7 @@ def test_dead_letter_headers_are_bytes_naming_the_source(
     assert len(headers["error"].decode("utf-8", "replace")) <= envelopes.REASON_CHARS
 
 
-@settings(max_examples=100, derandomize=True)
+@settings(max_examples=examples(100), derandomize=True)
 @given(value=st.none() | st.binary(max_size=5000), limit=st.integers(0, 20_000))
 def test_dead_letter_value_fits_or_is_a_stub(value: bytes | None, limit: int) -> None:
     out, stub = envelopes.dead_letter_value(value, limit, "memory.events", 2, 7)

@@ -13,6 +13,7 @@ from processors.erasure import attribute_key, erased_message, event_erased, surv
 from schemas.erasure import ErasureRecord
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact
+from tests.support.examples import examples
 
 T = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -40,14 +41,14 @@ def _record(
     )
 
 
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(days=st.floats(-1000, 1000), subject=st.sampled_from(["s", "other"]))
 def test_a_subject_record_covers_exactly_its_past(days: float, subject: str) -> None:
     ev = _event(days, subject)
     assert event_erased(ev, [_record()]) == (subject == "s" and ev.occurred_at <= T)
 
 
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(
     days=st.floats(-10, 10),
     preds=st.lists(st.sampled_from(["home", "job", None]), min_size=1, max_size=5),

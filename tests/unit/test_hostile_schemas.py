@@ -18,6 +18,7 @@ from schemas.commands import Command
 from schemas.events import RawEvent
 from streams.consolidation.jobs import Incoming
 from streams.consolidation.jobs import parse_event as _parse_event
+from tests.support.examples import examples
 from tests.support.hostile import HOSTILE_TEXT, JSON
 
 IDS = HOSTILE_TEXT
@@ -47,7 +48,7 @@ def _storable(text: str) -> None:
     text.encode("utf-8")  # no lone surrogate
 
 
-@settings(max_examples=400, derandomize=True)
+@settings(max_examples=examples(400), derandomize=True)
 @given(value=IDS)
 def test_an_accepted_opaque_id_is_storable_and_bounded(value: str) -> None:
     if id_problem(value) is None:
@@ -56,14 +57,14 @@ def test_an_accepted_opaque_id_is_storable_and_bounded(value: str) -> None:
         assert not any(unicodedata.category(c) in ("Cc", "Cs") for c in value)
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(value=IDS)
 def test_scope_ids_match_whole(value: str) -> None:
     if is_scope_id(value):
         assert "\n" not in value and len(value) <= 128
 
 
-@settings(max_examples=400, derandomize=True)
+@settings(max_examples=examples(400), derandomize=True)
 @given(data=st.binary(max_size=400) | JSON.map(lambda v: json.dumps(v).encode()))
 def test_any_bytes_parse_to_an_event_or_a_reason(data: bytes) -> None:
     try:
@@ -75,7 +76,7 @@ def test_any_bytes_parse_to_an_event_or_a_reason(data: bytes) -> None:
     orjson.dumps(ev.metadata)
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(
     field=st.sampled_from(
         [
@@ -124,7 +125,7 @@ def test_deep_metadata_is_refused_with_a_reason() -> None:
         raise AssertionError(f"depth {depth} was accepted")
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(
     field=st.sampled_from(
         [

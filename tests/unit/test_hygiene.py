@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from processors.hygiene import Memory, cap_plan, choose_survivor, plan_subject
 from schemas.hygiene import PlannedGroup
+from tests.support.examples import examples
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -214,7 +215,7 @@ def test_cap_plan_conserves_losers(sizes: list[int], budget: int) -> None:
     assert applied_count + capped == sum(sizes)
 
 
-@settings(max_examples=100, derandomize=True)
+@settings(max_examples=examples(100), derandomize=True)
 @given(
     ids=st.lists(st.uuids().map(str), min_size=3, max_size=3, unique=True),
     order=st.permutations(range(3)),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from schemas import hygiene as hs
 from schemas.settings import Settings
 from streams.hygiene.passes import Pass
+from tests.support.examples import examples
 from tests.support.fake_hygiene import FakeHygieneStore, note
 from tests.support.fakes import FakeClock
 
@@ -78,7 +79,7 @@ def test_a_failing_subject_is_named_and_the_others_are_merged() -> None:
     assert len(bank.errors) == 1 and "s1" in bank.errors[0]
 
 
-@hsettings(max_examples=40, deadline=None)
+@hsettings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 5), st.integers(1, 4)), min_size=1, max_size=8),
     st.integers(0, 30),

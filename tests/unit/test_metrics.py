@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from schemas.settings import Settings
 from streams.metrics import HISTOGRAMS, LATENCY_BUCKETS, MISUSE, SIZE_BUCKETS, Metrics
 from tests.support import metrics as parse
+from tests.support.examples import examples
 
 REPO = Path(__file__).resolve().parents[2]
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -203,7 +204,7 @@ LABEL_VALUES = st.text(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.dictionaries(
         LABEL_VALUES, st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=5

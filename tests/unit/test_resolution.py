@@ -18,6 +18,7 @@ from processors.resolution import alias_maps, handle, resolve
 from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
+from tests.support.examples import examples
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BOUNDS = Bounds(same=0.2, unsure_create=0.4, unsure_supersede=0.6)
@@ -48,7 +49,7 @@ def _cand(predicate: str, action: str = "supersede", target: str | None = None) 
     )
 
 
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(pred=PREDICATE, other=PREDICATE, vec=UNIT)
 def test_a_target_always_wins(pred: str, other: str, vec: np.ndarray) -> None:
     named = _fact("0a1b2c3d-0000-5000-8000-000000000001", other)
@@ -69,7 +70,7 @@ def test_an_invalid_or_ambiguous_target_is_ignored() -> None:
         assert match is not None and match.how == "exact"
 
 
-@settings(max_examples=200, derandomize=True)
+@settings(max_examples=examples(200), derandomize=True)
 @given(pred=PREDICATE, other=PREDICATE, v1=UNIT, v2=UNIT)
 def test_an_alias_always_resolves_exactly(
     pred: str, other: str, v1: np.ndarray, v2: np.ndarray
@@ -82,7 +83,7 @@ def test_an_alias_always_resolves_exactly(
     assert match is not None and match.how == "alias" and match.fact is fact
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=examples(300), derandomize=True)
 @given(
     base=PREDICATE,
     q=st.sampled_from(sorted(QUALIFIERS)),
@@ -140,7 +141,7 @@ def _event(
     )
 
 
-@settings(max_examples=60, derandomize=True)
+@settings(max_examples=examples(60), derandomize=True)
 @given(
     resolution=st.sampled_from(["keep_existing", "keep_new", "distinct"]),
     values=st.lists(st.integers(0, 5), min_size=1, max_size=4),

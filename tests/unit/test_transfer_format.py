@@ -27,6 +27,7 @@ from processors.transfer_out import (
     transfer_cause,
 )
 from schemas.transfer import MAX_SOURCE_IDS_PER_LINE, AliasLine, ConflictSetLine, FactLine
+from tests.support.examples import examples
 from tests.support.transfer_records import ALIAS, CONFLICT, FACT, HEADER, RECORDS, T, _header, _line
 
 
@@ -117,7 +118,7 @@ def test_sections_come_in_order_and_every_bad_line_is_reported_with_its_number()
     assert result[-1] == "(+12 more problems)"  # 7 lines more, and the 5 counts
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     runs=st.lists(st.tuples(st.sampled_from("abcd"), st.integers(0, 40)), max_size=6),
     per_line=st.integers(1, 7),

@@ -15,6 +15,7 @@ from processors.normalize import embedding_text
 from processors.transfer import LineError, read_header, read_record
 from schemas.base import id_problem
 from schemas.transfer import MAX_SOURCE_IDS_PER_LINE, FactLine, SourceLine
+from tests.support.examples import examples
 from tests.support.hostile import HOSTILE_TEXT, JSON
 from tests.support.transfer_records import HEADER, RECORDS, _line
 
@@ -47,7 +48,7 @@ def hostile_lines(draw: st.DrawFn) -> bytes:
     return json.dumps(record).encode()
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=hostile_lines(), number=st.integers(2, 10**9))
 def test_any_line_is_a_storable_record_or_refused_with_its_number(raw: bytes, number: int) -> None:
     try:
@@ -67,7 +68,7 @@ def test_any_line_is_a_storable_record_or_refused_with_its_number(raw: bytes, nu
         assert 1 <= len(record.event_ids) <= MAX_SOURCE_IDS_PER_LINE
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(raw=hostile_lines())
 def test_any_first_line_is_a_header_or_refused(raw: bytes) -> None:
     try:

@@ -17,6 +17,7 @@ from schemas.settings import Settings
 from streams.consolidation.jobs import Incoming
 from streams.consolidation.pipeline import Pipeline
 from streams.embedding.embedder import HashEmbedder
+from tests.support.examples import examples
 from tests.support.fakes import FakeClock, FakePublisher, FakeStore, ScriptedExtractor
 from tests.support.workers import event
 
@@ -232,7 +233,7 @@ MESSAGE = st.one_of(
 )
 
 
-@hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@hsettings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(MESSAGE, min_size=1, max_size=12))
 def test_every_message_ends_exactly_once_somewhere(plan: list[bytes | str]) -> None:
     """Whatever the mix of bytes and failures, each message is applied, retried or
