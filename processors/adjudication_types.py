@@ -20,23 +20,14 @@ import numpy.typing as npt
 
 from processors.attributes import Bounds
 from schemas.aliases import PredicateAlias
+from schemas.changes import DecisionChangeKind
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
 Outcome = Literal[
     "created", "reinforced", "superseded", "conflict", "flagged", "duplicate", "history"
 ]
-ChangeKindT = Literal[
-    "created",
-    "reinforced",
-    "superseded",
-    "conflict_opened",
-    "conflict_extended",
-    "conflict_resolved",
-    "pinned",
-    "unpinned",
-    "merged",
-]
+ChangeKindT = DecisionChangeKind  # one list of kinds: schemas.changes
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from schemas.facts import ConflictSet, Fact
 
 CHANGE_VERSION: Literal[1] = 1
 
-ChangeKind = Literal[
+# What a decision (adjudication, a command, a hygiene merge) can change; an erasure is
+# announced apart (``erased``), never decided.
+DecisionChangeKind = Literal[
     "created",
     "reinforced",
     "superseded",
@@ -29,8 +31,8 @@ ChangeKind = Literal[
     "pinned",
     "unpinned",
     "merged",
-    "erased",
 ]
+ChangeKind = Literal[DecisionChangeKind, "erased"]
 
 
 class _Envelope(Frozen):

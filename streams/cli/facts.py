@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 import orjson
 
+from processors.instants import parse_time
 from schemas.aliases import PredicateAlias
 from schemas.facts import ConflictSet, Fact
 from schemas.settings import Settings
@@ -25,13 +25,6 @@ from streams.cli.common import dump, fail, with_store
 if TYPE_CHECKING:
     from streams.cli.common import Subparsers
     from streams.store.core import Store
-
-
-def _parse_time(text: str) -> datetime:
-    when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if when.tzinfo is None:
-        raise ValueError(f"time {text!r} needs a UTC offset")
-    return when
 
 
 def _fact_line(f: Fact) -> str:
@@ -59,7 +52,7 @@ def _next_page(cursor: str | None) -> None:
 def cmd_facts(args: argparse.Namespace, s: Settings) -> int:
     """One page of a subject's facts."""
     try:
-        as_of = _parse_time(args.as_of) if args.as_of else None
+        as_of = parse_time(args.as_of) if args.as_of else None
     except ValueError as exc:
         return fail(str(exc))
 

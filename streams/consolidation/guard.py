@@ -104,10 +104,10 @@ class IngestGuard:
         if not batch:
             return
         coords = [m.coord for m in batch]
-        suspects = await self._hold(lambda: self.attempts.register_attempts(self.consumer, coords))
+        suspects = await self.hold(lambda: self.attempts.register_attempts(self.consumer, coords))
         if not suspects:
             await self._isolating(batch, work)
-            await self._hold(lambda: self.attempts.clear_attempts(self.consumer, coords))
+            await self.hold(lambda: self.attempts.clear_attempts(self.consumer, coords))
             return
         log.warning(
             "%d message(s) of this batch were held by a worker that died; working one by one",
@@ -115,14 +115,14 @@ class IngestGuard:
         )
         for msg in batch:
             if msg.coord in suspects:
-                starts = await self._hold(
+                starts = await self.hold(
                     lambda m=msg: self.attempts.bump_attempt(self.consumer, m.coord)  # type: ignore[misc]
                 )
                 if starts > self.max_deaths:
                     await self._quarantine(msg, starts - 1)
                     continue
             await self._isolating([msg], work)
-            await self._hold(lambda m=msg: self.attempts.clear_attempts(self.consumer, [m.coord]))  # type: ignore[misc]
+            await self.hold(lambda m=msg: self.attempts.clear_attempts(self.consumer, [m.coord]))  # type: ignore[misc]
 
     async def _quarantine(self, msg: Message, deaths: int) -> None:
         topic, partition, offset = msg.coord
@@ -135,12 +135,12 @@ class IngestGuard:
             deaths,
         )
         reason = f"quarantined: the worker died {deaths} times while processing this message"
-        await self._hold(lambda: self.dead_letter([(msg, reason)], "quarantined"))
-        await self._hold(lambda: self.attempts.clear_attempts(self.consumer, [msg.coord]))
+        await self.hold(lambda: self.dead_letter([(msg, reason)], "quarantined"))
+        await self.hold(lambda: self.attempts.clear_attempts(self.consumer, [msg.coord]))
 
     async def _isolating(self, batch: Sequence[Message], work: Work) -> None:
         try:
-            await self._hold(lambda: work(batch))
+            await self.hold(lambda: work(batch))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -157,9 +157,9 @@ class IngestGuard:
             log.exception("message %s failed unexpectedly; dead-lettering it", batch[0].coord)
             self.metrics.inc("consolidator_event_failures_total", reason="internal")
             reason = f"internal: {type(exc).__name__}: {exc}"
-            await self._hold(lambda: self.dead_letter([(batch[0], reason)], "internal_error"))
+            await self.hold(lambda: self.dead_letter([(batch[0], reason)], "internal_error"))
 
-    async def _hold(self, step: Callable[[], Awaitable[T]]) -> T:
+    async def hold(self, step: Callable[[], Awaitable[T]]) -> T:
         """Run ``step``; while PostgreSQL or the broker is unreachable, wait and run it again."""
         pause = 0.5
         while True:

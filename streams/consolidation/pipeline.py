@@ -42,7 +42,6 @@ from streams.embedding.embedder import Embedder
 from streams.llm.extractors import Extractor
 from streams.metrics import Metrics
 from streams.ports import SYSTEM_CLOCK, Clock, Judge, MessagePublisher, WriteStore
-from streams.store.errors import UNAVAILABLE
 
 __all__ = ["Incoming", "Pipeline"]
 
@@ -160,28 +159,22 @@ class Pipeline:
 
     async def _with_database(self, jobs: list[Job]) -> None:
         extracted = False
-        delay = 0.5
-        offered: list[OfferedPair] = []
-        while True:
-            try:
-                if self.store.broken:
-                    await self.store.reconnect()
-                fresh = await self._drop_applied(jobs)
-                records = await self.store.erasure_records([j.event for j in fresh])
-                fresh = self._drop_erased(fresh, records)
-                if not extracted:
-                    with self.trace.stage("extract", [tkey(j) for j in fresh]):
-                        await self.extraction.run(fresh)
-                    extracted = True
-                    self._forget_erased(fresh, records)
-                ready = [j for j in fresh if j.error is None]
-                offered = await self.writer.apply(ready, self.trace, self.clock.now())
-                break
-            except UNAVAILABLE as exc:
-                self.metrics.inc("consolidator_database_errors_total")
-                log.warning("database unavailable (%s); retrying batch in %.1fs", exc, delay)
-                await self.clock.sleep(delay)
-                delay = min(delay * 2, 10.0)
+
+        async def attempt() -> list[OfferedPair]:
+            # Held by the guard while the database is down; extraction is not repeated.
+            nonlocal extracted
+            fresh = await self._drop_applied(jobs)
+            records = await self.store.erasure_records([j.event for j in fresh])
+            fresh = self._drop_erased(fresh, records)
+            if not extracted:
+                with self.trace.stage("extract", [tkey(j) for j in fresh]):
+                    await self.extraction.run(fresh)
+                extracted = True
+                self._forget_erased(fresh, records)
+            ready = [j for j in fresh if j.error is None]
+            return await self.writer.apply(ready, self.trace, self.clock.now())
+
+        offered = await self.guard.hold(attempt)
         failed = [j for j in jobs if j.error is not None]
         if failed:
             await self.router.requeue(failed)

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from processors.instants import parse_time
 from schemas.api import ErrorResponse, HealthResponse
 from schemas.base import ID_PATTERN, id_problem, is_scope_id, no_nul
 from schemas.settings import Settings
@@ -265,7 +266,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         as_of = None
         if q.get("as_of"):
             try:
-                as_of = context.parse_time(q["as_of"])
+                as_of = parse_time(q["as_of"])
             except ValueError as exc:
                 raise BadRequest(f"'as_of': {exc}") from None
         assert project and subject

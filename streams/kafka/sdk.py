@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
 from typing import Any
 
 import orjson
 from confluent_kafka import OFFSET_BEGINNING, Consumer, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from processors.instants import parse_time
 from schemas import topics
 from schemas.commands import Command
 from schemas.events import RawEvent
@@ -127,9 +127,7 @@ def replay(
                     TopicPartition(name, p, max(low, 0) if low >= 0 else OFFSET_BEGINNING)
                 )
         else:
-            when = datetime.fromisoformat(to.replace("Z", "+00:00"))
-            if when.tzinfo is None:
-                raise ValueError("replay time needs a UTC offset, e.g. 2026-01-01T00:00:00Z")
+            when = parse_time(to)
             ms = int(when.timestamp() * 1000)
             found = consumer.offsets_for_times(
                 [TopicPartition(name, p, ms) for p in parts], timeout=10
