@@ -64,7 +64,7 @@ def main() -> int:
         c.execute("CREATE EXTENSION IF NOT EXISTS vector")
         c.execute(f"CREATE SCHEMA {schema}")
     try:
-        ensure_topics(s)
+        ensure_topics(s.kafka)
         t0 = time.perf_counter()
         n = populate(s, args.banks, args.subjects, args.memories, args.dup_rate)
         load_s = time.perf_counter() - t0

@@ -2,6 +2,9 @@
 
 Invariants: built once at an entry point (CLI, test session) and passed down; nothing reads
 the environment at import time. Every field is overridable with ``CONSOLIDATOR_<FIELD>``.
+The flat fields are the parsing surface; adapters receive their group (``settings.kafka``,
+``.database``, ``.llm``, ``.embedding``, ``.worker``, ``.hygiene``, ``.stack``: see
+``schemas/settings_groups.py``), never the whole object.
 """
 
 from __future__ import annotations
@@ -12,8 +15,12 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from schemas import settings_groups as g
+
 
 class Settings(BaseSettings):
+    """Every setting of the service, from ``CONSOLIDATOR_*`` variables or keywords."""
+
     model_config = SettingsConfigDict(env_prefix="CONSOLIDATOR_", extra="ignore", frozen=True)
 
     # --- local state (Kafka jars + log dir, embedded PostgreSQL data, model dir) ---
@@ -155,10 +162,135 @@ class Settings(BaseSettings):
 
     @property
     def resolved_model_dir(self) -> Path:
+        """``model_dir``, or ``state_dir/model`` when unset."""
         return self.model_dir if self.model_dir is not None else self.state_dir / "model"
 
     @property
     def kafka_host_port(self) -> tuple[str, int]:
-        first = self.kafka_bootstrap.split(",")[0]
-        host, _, port = first.rpartition(":")
-        return host or "127.0.0.1", int(port)
+        """The first bootstrap server as (host, port)."""
+        return self.kafka.host_port
+
+    @property
+    def resolved_database_url(self) -> str:
+        """``database_url``, or the embedded server's socket under ``state_dir/pg``."""
+        if self.database_url:
+            return self.database_url
+        return f"postgresql://postgres:@/postgres?host={(self.state_dir / 'pg').resolve()}"
+
+    # --- the groups each adapter receives (schemas/settings_groups.py) ---
+
+    @property
+    def kafka(self) -> g.KafkaSettings:
+        """Broker connection, security, topics and the consumer group."""
+        return g.KafkaSettings(
+            bootstrap=self.kafka_bootstrap,
+            security_protocol=self.kafka_security_protocol,
+            sasl_mechanism=self.kafka_sasl_mechanism,
+            sasl_username=self.kafka_sasl_username,
+            sasl_password=self.kafka_sasl_password,
+            ssl_cafile=self.kafka_ssl_cafile,
+            ssl_certfile=self.kafka_ssl_certfile,
+            ssl_keyfile=self.kafka_ssl_keyfile,
+            topic_prefix=self.topic_prefix,
+            partitions=self.partitions,
+            replication_factor=self.replication_factor,
+            group_id=self.group_id,
+            session_timeout_s=self.kafka_session_timeout_s,
+            heartbeat_interval_s=self.kafka_heartbeat_interval_s,
+            max_message_bytes=self.kafka_max_message_bytes,
+            retention_hours=self.kafka_retention_hours,
+        )
+
+    @property
+    def database(self) -> g.DatabaseSettings:
+        """Where PostgreSQL is and which schema the service owns."""
+        return g.DatabaseSettings(
+            url=self.resolved_database_url,
+            schema_name=self.database_schema,
+            http_statement_timeout_ms=self.http_statement_timeout_ms,
+        )
+
+    @property
+    def llm(self) -> g.LLMSettings:
+        """The LLM provider, its budgets and how answers are asked for."""
+        return g.LLMSettings(
+            provider=self.llm_provider,
+            base_url=self.openai_base_url,
+            api_key=self.openai_api_key,
+            model=self.openai_model,
+            timeout_s=self.openai_timeout_s,
+            max_retries=self.llm_max_retries,
+            concurrency=self.llm_concurrency,
+            backoff_s=self.llm_backoff_s,
+            extraction_batching=self.extraction_batching,
+            extraction_batch_max_events=self.extraction_batch_max_events,
+            extraction_context_max_facts=self.extraction_context_max_facts,
+            output_mode=self.llm_output_mode,
+            max_tokens=self.llm_max_tokens,
+            min_confidence=self.min_confidence,
+            attribute_judge_enabled=self.attribute_judge_enabled,
+        )
+
+    @property
+    def embedding(self) -> g.EmbedderSettings:
+        """The embedding model, its runtime and its cache."""
+        return g.EmbedderSettings(
+            kind=self.embedder,
+            model=self.embedding_model,
+            dim=self.embedding_dim,
+            model_dir=self.resolved_model_dir,
+            threads=self.embed_threads,
+            batch_size=self.embed_batch_size,
+            allow_spinning=self.embed_allow_spinning,
+            cache_size=self.embed_cache_size,
+        )
+
+    @property
+    def worker(self) -> g.WorkerSettings:
+        """Batching, retries, quarantine, stop and health, thresholds, the HTTP side."""
+        return g.WorkerSettings(
+            batch_size=self.batch_size,
+            batch_within_s=self.batch_within_s,
+            max_attempts=self.max_attempts,
+            retry_delay_s=self.retry_delay_s,
+            retry_max_delay_s=self.retry_max_delay_s,
+            quarantine_after_deaths=self.quarantine_after_deaths,
+            relay_max_attempts=self.relay_max_attempts,
+            stop_timeout_s=self.stop_timeout_s,
+            health_stall_s=self.health_stall_s,
+            tracing_enabled=self.tracing_enabled,
+            http_host=self.http_host,
+            http_port=self.http_port,
+            api_token=self.api_token,
+            semantic_threshold=self.semantic_threshold,
+            semantic_unsure_create=self.semantic_unsure_create,
+            semantic_unsure_supersede=self.semantic_unsure_supersede,
+            semantic_shape_penalty=self.semantic_shape_penalty,
+        )
+
+    @property
+    def hygiene(self) -> g.HygieneSettings:
+        """The hygiene pass's defaults."""
+        return g.HygieneSettings(
+            enabled=self.hygiene_enabled,
+            interval_hours=self.hygiene_interval_hours,
+            dry_run=self.hygiene_dry_run,
+            max_supersedes_per_run=self.hygiene_max_supersedes_per_run,
+            llm_assist_enabled=self.hygiene_llm_assist_enabled,
+            promote_corroboration_threshold=self.hygiene_promote_corroboration_threshold,
+            heartbeat_s=self.hygiene_heartbeat_s,
+            boot_delay_s=self.hygiene_boot_delay_s,
+            report_groups=self.hygiene_report_groups,
+            report_banks=self.hygiene_report_banks,
+            write_batch=self.hygiene_write_batch,
+        )
+
+    @property
+    def stack(self) -> g.StackSettings:
+        """The local development stack."""
+        return g.StackSettings(
+            state_dir=self.state_dir,
+            kafka_controller_port=self.kafka_controller_port,
+            kafka_home=self.kafka_home,
+            kafka_heap=self.kafka_heap,
+        )

@@ -56,9 +56,9 @@ class Runtime:
         self.settings = settings
         self.faults = faults
         self.metrics = Metrics()
-        self.publisher = Publisher(settings)
-        self.embedder = make_embedder(settings)
-        self.extractor = make_extractor(settings)
+        self.publisher = Publisher(settings.kafka)
+        self.embedder = make_embedder(settings.embedding)
+        self.extractor = make_extractor(settings.llm)
         self.wakeup = asyncio.Event()
         # Liveness: when a batch last finished (monotonic), and whether a stop began.
         self.last_progress = time.monotonic()
@@ -131,7 +131,7 @@ def _incoming(event: Any) -> Incoming:
 
 def prepare(settings: Settings) -> None:
     """Create topics and apply the database schema before any agent consumes."""
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
 
     async def migrate() -> None:
         store = await Store.connect(settings)
@@ -149,7 +149,7 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
     app = faust.App(
         settings.group_id,
         broker=[f"kafka://{hp}" for hp in settings.kafka_bootstrap.split(",")],
-        **aiokafka_config(settings),
+        **aiokafka_config(settings.kafka),
         value_serializer="raw",
         key_serializer="raw",
         store="memory://",

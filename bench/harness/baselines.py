@@ -41,13 +41,13 @@ def raw_loop(settings: Any, ends: dict[int, int], n: int) -> dict[str, Any]:
 
     src = topics.Topics(settings.topic_prefix).events
     dst = f"{settings.topic_prefix}bench.raw-out"
-    admin = AdminClient(client_config(settings))
+    admin = AdminClient(client_config(settings.kafka))
     for fut in admin.create_topics(
         [NewTopic(dst, num_partitions=settings.partitions, replication_factor=1)]
     ).values():
         fut.result()
     consumer = Consumer(
-        client_config(settings)
+        client_config(settings.kafka)
         | {
             "group.id": f"bench-raw-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
@@ -114,7 +114,7 @@ def measure_baseline(
 
         print(f"[{mode}] baseline: embedder alone on the same texts", flush=True)
         chunks = embed_texts_per_batch(events[:n], settings.batch_size)
-        emb = make_embedder(settings)
+        emb = make_embedder(settings.embedding)
         emb.embed(["warm-up"])
         t0 = time.perf_counter()
         for chunk in chunks:

@@ -164,7 +164,7 @@ def child(schema: str, prefix: str) -> None:
     s = hygiene_settings(schema, prefix)
     config = HygieneConfig(max_supersedes_per_run=10_000_000)
     t0 = time.perf_counter()
-    report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
+    report = asyncio.run(hygiene.run_pass(s, config, Publisher(s.kafka)))
     wall = time.perf_counter() - t0
     assert report is not None
     usage = resource.getrusage(resource.RUSAGE_SELF)

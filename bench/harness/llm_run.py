@@ -44,7 +44,7 @@ def sequential_baseline(stub_url: str, events: list[dict[str, Any]]) -> dict[str
     s = Settings(llm_provider="openai", openai_base_url=stub_url, llm_concurrency=1)
 
     async def go() -> tuple[float, int]:
-        ex = OpenAIExtractor(s)
+        ex = OpenAIExtractor(s.llm)
         try:
             await ex.extract(RawEvent.model_validate(events[0]), [])  # connection warm-up
             t0 = time.perf_counter()

@@ -50,7 +50,7 @@ def consumer_lag(settings: Any, admin: Any) -> int | None:
     name = topics.Topics(settings.topic_prefix).events
     assigned = [(name, p) for p in range(settings.partitions)]
     try:
-        return sum(partition_lag(settings, admin, assigned).values())
+        return sum(partition_lag(settings.kafka, admin, assigned).values())
     except Exception:  # a sample is skipped, the run goes on
         return None
 
@@ -88,7 +88,7 @@ def sample_loop(
 
     from streams.kafka.client import client_config
 
-    admin = AdminClient(client_config(settings))
+    admin = AdminClient(client_config(settings.kafka))
     prev_cpu, prev_t = proc_cpu(pid), time.monotonic()
     next_at = time.monotonic()
     while not stop.is_set():

@@ -30,7 +30,7 @@ class ChangeWatcher(threading.Thread):
         t = topics.Topics(settings.topic_prefix)
         self.created_topic, self.changed_topic = t.fact_created, t.name(topics.ITEM_CHANGED)
         self.consumer = Consumer(
-            client_config(settings)
+            client_config(settings.kafka)
             | {
                 "group.id": f"bench-watch-{uuid.uuid4().hex[:8]}",
                 "enable.auto.commit": False,
@@ -98,7 +98,7 @@ def high_watermarks(settings: Any) -> dict[int, int]:
     from streams.kafka.client import client_config
 
     name = topics.Topics(settings.topic_prefix).events
-    c = Consumer(client_config(settings) | {"group.id": f"bench-wm-{uuid.uuid4().hex[:6]}"})
+    c = Consumer(client_config(settings.kafka) | {"group.id": f"bench-wm-{uuid.uuid4().hex[:6]}"})
     try:
         parts = c.list_topics(name, timeout=10).topics[name].partitions
         return {p: c.get_watermark_offsets(TopicPartition(name, p), timeout=10)[1] for p in parts}

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 
 def _scores(settings: Settings) -> dict[str, list[PairScore]]:
-    embedder = make_embedder(settings)
+    embedder = make_embedder(settings.embedding)
     splits: dict[str, list[tuple[AttributePair, str]]] = {}
     for split in ("tune", "holdout"):
         rows = [(p, "supersede") for p in (*same_pairs(split), *different_pairs(split))]

@@ -41,7 +41,7 @@ def cmd_publish(args: argparse.Namespace, s: Settings) -> int:
     from streams.cli.progress import bar
     from streams.kafka.client import Publisher
 
-    pub, name, count = Publisher(s), Topics(s.topic_prefix).events, 0
+    pub, name, count = Publisher(s.kafka), Topics(s.topic_prefix).events, 0
     with bar(len(events), "publish") as progress:
         for i in range(0, len(events), 500):  # each chunk acked before the bar moves
             chunk = events[i : i + 500]

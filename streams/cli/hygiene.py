@@ -56,13 +56,13 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from streams.hygiene import run as hygiene
     from streams.kafka.client import Publisher, ensure_topics
 
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     config = hygiene.load_config(settings)
     try:
         hygiene.check_bank(config, args.bank)
     except hygiene.BankRefused as exc:
         return fail(str(exc))
-    publisher = Publisher(settings)
+    publisher = Publisher(settings.kafka)
 
     from streams.cli.progress import bar
 
@@ -114,7 +114,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     from streams.hygiene import run as hygiene
     from streams.kafka.client import ensure_topics
 
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     config = hygiene.load_config(settings)
     cp = hygiene.load_checkpoint(settings)
     status = hs.Status(
@@ -146,7 +146,7 @@ def cmd_config_show(args: argparse.Namespace, settings: Settings) -> int:
     from streams.hygiene import run as hygiene
     from streams.kafka.client import ensure_topics
 
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     dump(hygiene.load_config(settings).model_dump(mode="json"))
     return 0
 
@@ -180,7 +180,7 @@ def cmd_config_set(args: argparse.Namespace, settings: Settings) -> int:
             updates[key] = _value(key, text)
         except orjson.JSONDecodeError as exc:
             return fail(f"{key}: not valid JSON: {exc}")
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     current = hygiene.load_config(settings)
     try:
         new = hs.HygieneConfig.model_validate(current.model_dump() | updates)
@@ -188,7 +188,7 @@ def cmd_config_set(args: argparse.Namespace, settings: Settings) -> int:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err.get("loc", ())) or "config"
         return fail(f"invalid value for {loc}: {err.get('msg')}; nothing was changed")
-    hygiene.publish_config(settings, new, Publisher(settings))
+    hygiene.publish_config(settings, new, Publisher(settings.kafka))
     dump(new.model_dump(mode="json"))
     return 0
 

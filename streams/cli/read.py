@@ -30,7 +30,7 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
         return fail(f"--k must be between 1 and {context.MAX_K}")
     # The embedder is loaded only when there is a query to embed. Any: reads.context types
     # it as a required Embedder although it only embeds when there is a query.
-    embedder: Any = make_embedder(settings) if args.query else None
+    embedder: Any = make_embedder(settings.embedding) if args.query else None
 
     async def run() -> ContextResponse:
         store = await Store.connect(settings)

@@ -114,7 +114,7 @@ def cmd_import(args: argparse.Namespace, s: Settings) -> int:
     if not args.dry_run:
         from streams.embedding.embedder import make_embedder
 
-        embedder = make_embedder(s)
+        embedder = make_embedder(s.embedding)
 
     async def go() -> ImportReport:
         from streams.store.core import Store
@@ -156,8 +156,8 @@ async def _publish(s: Settings, store: Store) -> int:
     from streams.kafka.client import Publisher, ensure_topics
 
     try:
-        ensure_topics(s)
-        publisher = Publisher(s)
+        ensure_topics(s.kafka)
+        publisher = Publisher(s.kafka)
         try:
             return int(await Relay(store, publisher).drain())
         finally:

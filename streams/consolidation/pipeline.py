@@ -66,7 +66,7 @@ def default_judge(
         return None
     from streams.llm.attribute_judge import AttributeJudge
 
-    return AttributeJudge(settings, publisher, metrics)
+    return AttributeJudge(settings.llm, settings.topic_prefix, publisher, metrics)
 
 
 class Pipeline:

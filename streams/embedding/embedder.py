@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from schemas.settings import Settings
+from schemas.settings_groups import EmbedderSettings
 
 log = logging.getLogger(__name__)
 
@@ -176,23 +176,22 @@ def _stop_spinning(model: Any, model_dir: Path, threads: int | None) -> bool:
     return True
 
 
-def make_embedder(settings: Settings) -> Embedder:
+def make_embedder(embedding: EmbedderSettings) -> Embedder:
     """The embedder the settings ask for; fastembed assembles its model dir first."""
-    if settings.embedder == "hash":
-        return HashEmbedder(settings.embedding_dim)
+    if embedding.kind == "hash":
+        return HashEmbedder(embedding.dim)
     from streams.embedding.model_setup import ensure_model_dir
 
-    model_dir = ensure_model_dir(settings.resolved_model_dir)
+    model_dir = ensure_model_dir(embedding.model_dir)
     embedder = FastEmbedEmbedder(
         model_dir,
-        settings.embedding_model,
-        settings.embed_threads,
-        settings.embed_batch_size,
-        allow_spinning=settings.embed_allow_spinning,
+        embedding.model,
+        embedding.threads,
+        embedding.batch_size,
+        allow_spinning=embedding.allow_spinning,
     )
-    if embedder.dim != settings.embedding_dim:
+    if embedder.dim != embedding.dim:
         raise ValueError(
-            f"{settings.embedding_model} has dim {embedder.dim}, settings say "
-            f"embedding_dim={settings.embedding_dim}"
+            f"{embedding.model} has dim {embedder.dim}, settings say embedding_dim={embedding.dim}"
         )
     return embedder

@@ -199,7 +199,7 @@ def _assignment(app: Any) -> set[Any]:
 def install(app: Any, rt: Any, settings: Settings) -> None:
     """Register the views and the lag timer on the faust app (before it starts)."""
     reads = ReadSide(settings)
-    admin = Admin(settings)
+    admin = Admin(settings.kafka)
 
     def guarded(handler: Callable[[Any], Any], open_view: bool = False) -> Callable[..., Any]:
         async def view(web_view: Any, request: Any) -> Any:

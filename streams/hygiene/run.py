@@ -108,7 +108,7 @@ async def run_pass(
         else:
             banks = [b for b in await store_hygiene.list_banks(reader) if config.allows(b)]
         store = await Store.connect(settings)
-        judge = make_judge(settings) if config.llm_assist_enabled else None
+        judge = make_judge(settings.llm) if config.llm_assist_enabled else None
         try:
             await store.ready()
             report = await Pass(settings, config, dry_run=dry, wakeup=wakeup, judge=judge).run(

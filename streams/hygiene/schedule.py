@@ -137,7 +137,7 @@ def install(app: faust.App, rt: Any, settings: Settings) -> tuple[HygieneState, 
 
         thread = threading.Thread(
             target=follow,
-            args=(settings, _handlers(settings, state, loop), caught_up, stop),
+            args=(settings.kafka, _handlers(settings, state, loop), caught_up, stop),
             name="hygiene-follower",
             daemon=True,
         )

@@ -15,19 +15,19 @@ from typing import Any
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from schemas.settings import Settings
+from schemas.settings_groups import KafkaSettings
 from streams.kafka.client import client_config
 
 Partition = tuple[str, int]
 
 
 def partition_lag(
-    settings: Settings, admin: Any, assigned: list[Partition]
+    kafka: KafkaSettings, admin: Any, assigned: list[Partition]
 ) -> dict[Partition, int]:
     """Log end offset minus committed offset per partition (blocking: run in a thread)."""
     spec: Any = OffsetSpec  # untyped in the stubs
     tps = [TopicPartition(t, p) for t, p in assigned]
-    group = settings.group_id
+    group = kafka.group_id
     found = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, tps)])
     committed = {
         (tp.topic, tp.partition): tp.offset
@@ -54,14 +54,14 @@ def partition_lag(
 class Admin:
     """A lazily created admin client for one worker's health and lag views."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, kafka: KafkaSettings) -> None:
+        self.kafka = kafka
         self._client: Any = None
 
     def client(self) -> Any:
         """The admin client, created on first use."""
         if self._client is None:
-            self._client = AdminClient(client_config(self.settings))
+            self._client = AdminClient(client_config(self.kafka))
         return self._client
 
     def reachable(self, timeout: float = 3.0) -> None:
@@ -70,7 +70,7 @@ class Admin:
 
     def lag(self, assigned: list[Partition]) -> dict[Partition, int]:
         """Consumer lag of this worker's group on ``assigned`` partitions."""
-        return partition_lag(self.settings, self.client(), assigned)
+        return partition_lag(self.kafka, self.client(), assigned)
 
 
 def broker_answers(bootstrap: str, timeout: float = 5.0) -> bool:

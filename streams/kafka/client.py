@@ -22,45 +22,45 @@ from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from schemas import topics
-from schemas.settings import Settings
+from schemas.settings_groups import KafkaSettings
 from streams.ports import BrokerUnavailable as BrokerUnavailable  # the publisher raises it
 
 _RDKAFKA_LOG = logging.getLogger("librdkafka")
 
 
-def client_config(settings: Settings) -> dict[str, Any]:
+def client_config(kafka: KafkaSettings) -> dict[str, Any]:
     """librdkafka options: bootstrap plus SASL/SSL exactly as configured."""
     conf: dict[str, Any] = {
-        "bootstrap.servers": settings.kafka_bootstrap,
-        "security.protocol": settings.kafka_security_protocol.lower(),
+        "bootstrap.servers": kafka.bootstrap,
+        "security.protocol": kafka.security_protocol.lower(),
         # librdkafka prints every failed reconnect to stderr; route it through logging,
         # where the CLI keeps it quiet and errors still surface as exceptions.
         "logger": _RDKAFKA_LOG,
     }
-    if settings.kafka_security_protocol.startswith("SASL"):
+    if kafka.security_protocol.startswith("SASL"):
         # The same default as aiokafka_config: librdkafka's own would be GSSAPI.
-        conf["sasl.mechanism"] = settings.kafka_sasl_mechanism or "PLAIN"
-    if settings.kafka_sasl_username:
-        conf["sasl.username"] = settings.kafka_sasl_username
-    if settings.kafka_sasl_password:
-        conf["sasl.password"] = settings.kafka_sasl_password.get_secret_value()
-    if settings.kafka_ssl_cafile:
-        conf["ssl.ca.location"] = str(settings.kafka_ssl_cafile)
-    if settings.kafka_ssl_certfile:
-        conf["ssl.certificate.location"] = str(settings.kafka_ssl_certfile)
-    if settings.kafka_ssl_keyfile:
-        conf["ssl.key.location"] = str(settings.kafka_ssl_keyfile)
+        conf["sasl.mechanism"] = kafka.sasl_mechanism or "PLAIN"
+    if kafka.sasl_username:
+        conf["sasl.username"] = kafka.sasl_username
+    if kafka.sasl_password:
+        conf["sasl.password"] = kafka.sasl_password.get_secret_value()
+    if kafka.ssl_cafile:
+        conf["ssl.ca.location"] = str(kafka.ssl_cafile)
+    if kafka.ssl_certfile:
+        conf["ssl.certificate.location"] = str(kafka.ssl_certfile)
+    if kafka.ssl_keyfile:
+        conf["ssl.key.location"] = str(kafka.ssl_keyfile)
     return conf
 
 
-def aiokafka_config(settings: Settings) -> dict[str, Any]:
+def aiokafka_config(kafka: KafkaSettings) -> dict[str, Any]:
     """The same options in faust's (aiokafka's) vocabulary."""
     conf: dict[str, Any] = {
         "broker_credentials": None,
-        "producer_max_request_size": settings.kafka_max_message_bytes,
-        "consumer_max_fetch_size": settings.kafka_max_message_bytes,
+        "producer_max_request_size": kafka.max_message_bytes,
+        "consumer_max_fetch_size": kafka.max_message_bytes,
     }
-    proto = settings.kafka_security_protocol
+    proto = kafka.security_protocol
     if proto == "PLAINTEXT":
         return conf
     import ssl
@@ -69,20 +69,18 @@ def aiokafka_config(settings: Settings) -> dict[str, Any]:
 
     ctx = None
     if proto in ("SSL", "SASL_SSL"):
-        ctx = ssl.create_default_context(
-            cafile=str(settings.kafka_ssl_cafile) if settings.kafka_ssl_cafile else None
-        )
-        if settings.kafka_ssl_certfile:
+        ctx = ssl.create_default_context(cafile=str(kafka.ssl_cafile) if kafka.ssl_cafile else None)
+        if kafka.ssl_certfile:
             ctx.load_cert_chain(
-                str(settings.kafka_ssl_certfile),
-                str(settings.kafka_ssl_keyfile) if settings.kafka_ssl_keyfile else None,
+                str(kafka.ssl_certfile),
+                str(kafka.ssl_keyfile) if kafka.ssl_keyfile else None,
             )
     if proto.startswith("SASL"):
-        password = settings.kafka_sasl_password
+        password = kafka.sasl_password
         conf["broker_credentials"] = faust.SASLCredentials(
-            username=settings.kafka_sasl_username,
+            username=kafka.sasl_username,
             password=password.get_secret_value() if password else None,
-            mechanism=settings.kafka_sasl_mechanism or "PLAIN",
+            mechanism=kafka.sasl_mechanism or "PLAIN",
             ssl_context=ctx,
         )
     else:
@@ -90,10 +88,10 @@ def aiokafka_config(settings: Settings) -> dict[str, Any]:
     return conf
 
 
-def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
+def ensure_topics(kafka: KafkaSettings, timeout: float = 30.0) -> None:
     """Create the service's topics when missing (idempotent)."""
-    t = topics.Topics(settings.topic_prefix)
-    admin = AdminClient(client_config(settings))
+    t = topics.Topics(kafka.topic_prefix)
+    admin = AdminClient(client_config(kafka))
     existing = set(admin.list_topics(timeout=timeout).topics)
     wanted = []
     for base in topics.ALL:
@@ -104,15 +102,15 @@ def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
         wanted.append(
             NewTopic(
                 name,
-                num_partitions=1 if compacted else settings.partitions,
-                replication_factor=settings.replication_factor,
+                num_partitions=1 if compacted else kafka.partitions,
+                replication_factor=kafka.replication_factor,
                 config={
                     "cleanup.policy": "compact" if compacted else "delete",
-                    "max.message.bytes": str(settings.kafka_max_message_bytes),
+                    "max.message.bytes": str(kafka.max_message_bytes),
                     **(
                         {}
                         if compacted
-                        else {"retention.ms": str(int(settings.kafka_retention_hours * 3.6e6))}
+                        else {"retention.ms": str(int(kafka.retention_hours * 3.6e6))}
                     ),
                 },
             )
@@ -131,12 +129,12 @@ def ensure_topics(settings: Settings, timeout: float = 30.0) -> None:
 class Publisher:
     """A thread-safe, idempotent producer whose ``publish`` waits for every ack."""
 
-    def __init__(self, settings: Settings, **extra: Any):
-        conf = client_config(settings) | {
+    def __init__(self, kafka: KafkaSettings, **extra: Any):
+        conf = client_config(kafka) | {
             "enable.idempotence": True,
             "linger.ms": 2,
             "compression.type": "lz4",
-            "message.max.bytes": settings.kafka_max_message_bytes,
+            "message.max.bytes": kafka.max_message_bytes,
         }
         conf.update(extra)
         self.max_message_bytes = int(conf["message.max.bytes"])

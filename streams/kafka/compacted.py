@@ -25,6 +25,7 @@ from processors.hygiene_schedule import fold_checkpoints, fold_config
 from schemas import hygiene as hs
 from schemas import topics
 from schemas.settings import Settings
+from schemas.settings_groups import KafkaSettings
 from streams.kafka.client import client_config
 from streams.ports import MessagePublisher
 
@@ -51,11 +52,11 @@ def _watermarks(consumer: Consumer, name: str, timeout: float) -> tuple[int, int
             time.sleep(0.25)
 
 
-def read_all(settings: Settings, base: str, timeout: float = 15.0) -> list[bytes | None]:
+def read_all(kafka: KafkaSettings, base: str, timeout: float = 15.0) -> list[bytes | None]:
     """Every value of the single-partition compacted topic, oldest first."""
-    name = topics.Topics(settings.topic_prefix).name(base)
+    name = topics.Topics(kafka.topic_prefix).name(base)
     consumer = Consumer(
-        client_config(settings)
+        client_config(kafka)
         | {
             "group.id": f"hygiene-reader-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
@@ -84,7 +85,7 @@ def read_all(settings: Settings, base: str, timeout: float = 15.0) -> list[bytes
 
 def load_config(settings: Settings) -> hs.HygieneConfig:
     """The hygiene configuration in force (the settings' defaults when none was published)."""
-    config, ignored = fold_config(settings, read_all(settings, topics.CONFIG))
+    config, ignored = fold_config(settings, read_all(settings.kafka, topics.CONFIG))
     for reason in ignored:
         log.warning("ignoring an invalid hygiene config record: %s", reason)
     return config
@@ -92,7 +93,7 @@ def load_config(settings: Settings) -> hs.HygieneConfig:
 
 def load_checkpoint(settings: Settings) -> hs.ScheduleCheckpoint:
     """The last completed pass (``last_run`` 0 when none)."""
-    checkpoint, ignored = fold_checkpoints(read_all(settings, topics.SCHEDULE))
+    checkpoint, ignored = fold_checkpoints(read_all(settings.kafka, topics.SCHEDULE))
     for reason in ignored:
         log.warning("ignoring an invalid schedule record: %s", reason)
     return checkpoint
@@ -116,7 +117,7 @@ def publish_checkpoint(
 
 
 def follow(
-    settings: Settings,
+    kafka: KafkaSettings,
     handlers: dict[str, Callable[[bytes | None], None]],
     on_caught_up: Callable[[], None],
     stop: threading.Event,
@@ -125,7 +126,7 @@ def follow(
     handing every value to its handler; ``on_caught_up`` once all reached their start-time end.
     """
     consumer = Consumer(
-        client_config(settings)
+        client_config(kafka)
         | {
             "group.id": f"hygiene-follower-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,

@@ -37,7 +37,7 @@ def publish_events(
     publisher: Publisher | None = None,
 ) -> int:
     """Validate and publish events, keyed by subject; waits for the acks."""
-    pub = publisher or Publisher(settings)
+    pub = publisher or Publisher(settings.kafka)
     t = topics.Topics(settings.topic_prefix)
     msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
         (t.events, *event_message(e), []) for e in events
@@ -48,13 +48,13 @@ def publish_events(
 def publish_raw(settings: Settings, items: Iterable[tuple[str | None, bytes]]) -> int:
     """Send bytes as they are (for tests and for forwarding): the worker validates them."""
     t = topics.Topics(settings.topic_prefix)
-    return Publisher(settings).publish([(t.events, k, v, []) for k, v in items])
+    return Publisher(settings.kafka).publish([(t.events, k, v, []) for k, v in items])
 
 
 def publish_command(settings: Settings, cmd: Command) -> None:
     """Validate and publish one command, keyed by subject; waits for the ack."""
     t = topics.Topics(settings.topic_prefix)
-    Publisher(settings).publish(
+    Publisher(settings.kafka).publish(
         [(t.commands, cmd.key, orjson.dumps(cmd.model_dump(mode="json")), [])]
     )
 
@@ -69,7 +69,7 @@ def subscribe(
     """Yield (topic, change event) pairs; stops after ``timeout`` seconds of silence."""
     t = topics.Topics(settings.topic_prefix)
     consumer = Consumer(
-        client_config(settings)
+        client_config(settings.kafka)
         | {
             "group.id": group_id or f"consolidator-subscriber-{uuid.uuid4().hex[:8]}",
             "auto.offset.reset": "earliest" if from_beginning else "latest",
@@ -104,7 +104,7 @@ def replay(
 ) -> dict[int, int]:
     """Reset the worker group's committed offsets on memory.events to ``earliest`` or to the
     first offset at or after an RFC 3339 time; returns partition -> new offset."""
-    admin = AdminClient(client_config(settings))
+    admin = AdminClient(client_config(settings.kafka))
     group = settings.group_id
     desc = admin.describe_consumer_groups([group])[group].result()
     if desc.members:
@@ -115,7 +115,7 @@ def replay(
     name = topics.Topics(settings.topic_prefix).events
     meta = admin.list_topics(name, timeout=10).topics[name]
     parts = sorted(meta.partitions)
-    consumer = Consumer(client_config(settings) | {"group.id": group})
+    consumer = Consumer(client_config(settings.kafka) | {"group.id": group})
     try:
         if to == "earliest":
             targets = []

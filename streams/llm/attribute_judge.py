@@ -28,7 +28,7 @@ from processors.attribute_judge import (
     parse_answer,
 )
 from schemas import topics
-from schemas.settings import Settings
+from schemas.settings_groups import LLMSettings
 from streams.llm.client import StructuredChat
 from streams.metrics import Metrics
 from streams.ports import MessagePublisher
@@ -39,12 +39,18 @@ log = logging.getLogger(__name__)
 class AttributeJudge:
     """One batched call per batch over the unsure pairs; decisions become commands."""
 
-    def __init__(self, settings: Settings, publisher: MessagePublisher, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        topic_prefix: str,
+        publisher: MessagePublisher,
+        metrics: Metrics,
+    ) -> None:
         self.settings = settings
         self.publisher = publisher
         self.metrics = metrics
         self.chat = StructuredChat(settings, role="attribute judge")
-        self.topic = topics.Topics(settings.topic_prefix).commands
+        self.topic = topics.Topics(topic_prefix).commands
 
     async def judge(self, pairs: Sequence[OfferedPair]) -> int:
         """Ask, and publish the resolutions; returns how many were published (0 on failure)."""
@@ -53,7 +59,7 @@ class AttributeJudge:
         try:
             answer = await asyncio.wait_for(
                 self.chat.complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA),
-                timeout=self.settings.openai_timeout_s,
+                timeout=self.settings.timeout_s,
             )
             verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
             cmds = commands(pairs, verdicts, datetime.now(UTC))

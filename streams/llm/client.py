@@ -38,7 +38,7 @@ from typing import Any, Literal
 import openai
 
 from processors.jsontext import OutputMode, structured_request
-from schemas.settings import Settings
+from schemas.settings_groups import LLMSettings
 
 log = logging.getLogger(__name__)
 
@@ -96,15 +96,15 @@ class MalformedOutput(Exception):
         self.reason = reason
 
 
-def openai_client(settings: Settings) -> openai.AsyncOpenAI:
+def openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
     """The client every OpenAI-compatible call goes through (extraction and the judges).
 
     max_retries=0: the SDK would retry each call on its own, so one call's 429 would not stop
     the others; callers retry themselves (the extractor behind its shared gate)."""
     return openai.AsyncOpenAI(
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key.get_secret_value(),
-        timeout=settings.openai_timeout_s,
+        base_url=settings.base_url,
+        api_key=settings.api_key.get_secret_value(),
+        timeout=settings.timeout_s,
         max_retries=0,
     )
 
@@ -174,12 +174,12 @@ class StructuredChat:
     mode changes of an ``auto`` client."""
 
     def __init__(
-        self, settings: Settings, *, client: openai.AsyncOpenAI | None = None, role: str = "llm"
+        self, settings: LLMSettings, *, client: openai.AsyncOpenAI | None = None, role: str = "llm"
     ) -> None:
         self._settings = settings
         self.client = client or openai_client(settings)
         self.role = role  # names the caller in log lines ("extractor", "hygiene judge")
-        configured = settings.llm_output_mode
+        configured = settings.output_mode
         self.auto = configured == "auto"
         self.mode: OutputMode = "json_schema" if configured == "auto" else configured
         self.settled = not self.auto
@@ -235,12 +235,12 @@ class StructuredChat:
             extra: dict[str, Any] = {}
             if response_format is not None:
                 extra["response_format"] = response_format
-            if self._settings.llm_max_tokens is not None:
-                extra["max_tokens"] = self._settings.llm_max_tokens
+            if self._settings.max_tokens is not None:
+                extra["max_tokens"] = self._settings.max_tokens
             self.requests += 1
             try:
                 completion = await self.client.chat.completions.create(
-                    model=self._settings.openai_model,
+                    model=self._settings.model,
                     messages=sent,  # type: ignore[arg-type]
                     temperature=0,
                     **extra,

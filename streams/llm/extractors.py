@@ -17,7 +17,7 @@ Invariants:
   ``parse_batch`` raise nothing else, whatever the answer, in every output mode.
 - On HTTP 429 every call of one extractor stops before sending until Retry-After has elapsed
   (one shared ``RateGate``); a 429 never consumes the transient-error retry budget.
-- At most ``settings.llm_concurrency`` requests are in flight.
+- At most ``llm_concurrency`` requests are in flight.
 - ``extract_many`` is one request for several events of one subject, in order. Its result
   has one entry per event: the raw candidates, or None for an event the answer did not cover
   (the caller asks again for that one alone). A wholly untrustworthy answer raises
@@ -53,7 +53,7 @@ from processors.extraction import (
 from processors.jsontext import OutputMode
 from schemas.events import RawEvent
 from schemas.facts import Fact
-from schemas.settings import Settings
+from schemas.settings_groups import LLMSettings
 from streams.llm.client import (
     Answer,
     MalformedOutput,
@@ -221,7 +221,7 @@ class OpenAIExtractor:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: LLMSettings,
         *,
         client: openai.AsyncOpenAI | None = None,
         gate: RateGate | None = None,
@@ -229,7 +229,7 @@ class OpenAIExtractor:
         self._settings = settings
         self.chat = StructuredChat(settings, client=client, role="extractor")
         self.gate = gate or RateGate()
-        self._slots = asyncio.Semaphore(settings.llm_concurrency)
+        self._slots = asyncio.Semaphore(settings.concurrency)
         self.errors = 0
         self.rate_limited = 0
         self.malformed = 0
@@ -286,7 +286,7 @@ class OpenAIExtractor:
                 except openai.RateLimitError as exc:
                     self.rate_limited += 1
                     limited += 1
-                    delay = retry_after_seconds(exc.response.headers, self._settings.llm_backoff_s)
+                    delay = retry_after_seconds(exc.response.headers, self._settings.backoff_s)
                     self.gate.close_for(delay)
                     log.warning("provider 429: pausing all calls for %.2fs", delay)
                     if limited > MAX_RATE_LIMIT_RETRIES:
@@ -307,10 +307,10 @@ class OpenAIExtractor:
                 except openai.APIResponseValidationError as exc:
                     raise MalformedOutput(f"response failed validation: {exc}") from exc
                 failures += 1
-                if failures > self._settings.llm_max_retries:
+                if failures > self._settings.max_retries:
                     raise error from cause
                 self.retries += 1
-                delay = _backoff(self._settings.llm_backoff_s, failures)
+                delay = _backoff(self._settings.backoff_s, failures)
                 log.warning("%s; retry %d in %.2fs", error, failures, delay)
                 await asyncio.sleep(delay)
 
@@ -336,10 +336,10 @@ def _backoff(base: float, failures: int) -> float:
     return min(base * 2.0 ** (failures - 1), MAX_BACKOFF_S) * random.uniform(0.5, 1.0)
 
 
-def make_extractor(settings: Settings) -> Extractor:
+def make_extractor(settings: LLMSettings) -> Extractor:
     """The configured extractor."""
-    if settings.llm_provider == "openai":
+    if settings.provider == "openai":
         return OpenAIExtractor(settings)
-    if settings.llm_provider == "fake":
+    if settings.provider == "fake":
         return FakeExtractor()
-    raise ValueError(f"unknown llm_provider {settings.llm_provider!r}")
+    raise ValueError(f"unknown llm_provider {settings.provider!r}")

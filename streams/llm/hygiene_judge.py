@@ -32,7 +32,7 @@ from processors.hygiene_judge import (
     parse_judge_answer,
 )
 from schemas.hygiene import JudgeAnswer
-from schemas.settings import Settings
+from schemas.settings_groups import LLMSettings
 from streams.llm.client import MalformedOutput, PermanentProviderError, StructuredChat
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class OpenAIJudge:
 
     name = "openai"
 
-    def __init__(self, settings: Settings, *, client: openai.AsyncOpenAI | None = None) -> None:
+    def __init__(self, settings: LLMSettings, *, client: openai.AsyncOpenAI | None = None) -> None:
         self._settings = settings
         self.chat = StructuredChat(settings, client=client, role="hygiene judge")
 
@@ -68,9 +68,7 @@ class OpenAIJudge:
         except PermanentProviderError as exc:
             raise JudgeFailed(f"llm judge failed: {exc}") from None
         except openai.APITimeoutError:
-            raise JudgeFailed(
-                f"llm judge timed out after {self._settings.openai_timeout_s:g}s"
-            ) from None
+            raise JudgeFailed(f"llm judge timed out after {self._settings.timeout_s:g}s") from None
         except openai.APIStatusError as exc:
             raise JudgeFailed(f"llm judge failed: HTTP {exc.status_code}: {exc.message}") from None
         except openai.APIConnectionError as exc:
@@ -91,8 +89,8 @@ class OpenAIJudge:
         await self.chat.aclose()
 
 
-def make_judge(settings: Settings) -> OpenAIJudge | None:
+def make_judge(settings: LLMSettings) -> OpenAIJudge | None:
     """The judge of the configured provider; None when there is none (``fake``)."""
-    if settings.llm_provider == "openai":
+    if settings.provider == "openai":
         return OpenAIJudge(settings)
     return None

@@ -71,7 +71,7 @@ def test_hostile_arguments_end_cleanly(settings: Settings, monkeypatch: pytest.M
             monkeypatch.setenv(key, value)
     from streams.kafka.client import ensure_topics
 
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     assert _run(["facts", "--project", "p1", "--subject", "s1"])[0] == 0  # the schema exists
     before = hygiene.load_config(settings)
 

@@ -162,7 +162,7 @@ def test_erase_a_subject_everywhere_and_keep_it_erased(settings: Settings, tmp_p
         wait_until(lambda: outbox_pending(s) == 0 and _replayed(w), 60, "replay caught up")
         assert _content_rows(s, "alice") == {"facts": 1, "conflicts": 0, "events": 1, "outbox": 0}
         assert scalar(s, "SELECT count(*) FROM events WHERE subject_id = 'alice'") == 1
-        report = asyncio.run(hygiene.run_pass(s, hygiene.default_config(s), Publisher(s)))
+        report = asyncio.run(hygiene.run_pass(s, hygiene.default_config(s), Publisher(s.kafka)))
         assert report is not None and SECRET not in report.model_dump_json()
 
 
@@ -236,7 +236,7 @@ def test_hostile_erase_commands_are_refused_and_the_worker_runs(
             b'{"command_id":"x2","type":"erase","project_id":"p 1","subject_id":"dave"}',
             b'{"command_id":"x3","type":"erase","project_id":"p1","subject_id":"dave","resolution":"keep_new"}',
         ]
-        pub = Publisher(s)
+        pub = Publisher(s.kafka)
         pub.publish([(topics.Topics(s.topic_prefix).commands, None, v, []) for v in raw])
         wait_until(
             lambda: len(read_topic(s, topics.EVENTS_DLQ)) == 3, 30, "hostile erases dead-lettered"

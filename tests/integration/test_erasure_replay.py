@@ -63,7 +63,7 @@ def test_replay_after_any_interleaving_gives_the_live_state(
 ) -> None:
     s = settings.model_copy(update={"batch_within_s": 0.02})
     t = topics.Topics(s.topic_prefix)
-    pub = Publisher(s)
+    pub = Publisher(s.kafka)
     subjects: list[str] = []
     with WorkerProcess(s, tmp_path / "live.log") as w:
 

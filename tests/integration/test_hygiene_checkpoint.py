@@ -55,7 +55,7 @@ def test_checkpoint_survives_a_broker_restart(settings: Settings) -> None:
                     (f"n{i}", text, [f"e{i}"], now, now, now),
                 )
         config = hygiene.load_config(s)
-        report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
+        report = asyncio.run(hygiene.run_pass(s, config, Publisher(s.kafka)))
         assert report is not None and report.checkpointed and report.superseded == 1
         before = hygiene.load_checkpoint(s)
         assert before.last_run > 0

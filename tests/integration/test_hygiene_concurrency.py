@@ -55,7 +55,7 @@ def test_pass_racing_the_stream_loses_nothing(settings: Settings, tmp_path: Path
 
     def passes() -> None:
         async def loop() -> None:
-            pub = Publisher(settings)
+            pub = Publisher(settings.kafka)
             cfg = hygiene.default_config(settings)
             while not stop.is_set():
                 with contextlib.suppress(hygiene.PassBusy):
@@ -72,7 +72,7 @@ def test_pass_racing_the_stream_loses_nothing(settings: Settings, tmp_path: Path
         runner = threading.Thread(target=passes)
         runner.start()
         try:
-            pub = Publisher(settings)
+            pub = Publisher(settings.kafka)
             for round_ in range(6):
                 batch = []
                 for s in subjects:
@@ -107,7 +107,7 @@ def test_pass_racing_the_stream_loses_nothing(settings: Settings, tmp_path: Path
         assert not errors, errors
         assert any(r is not None and r.superseded for r in reports)
         final = asyncio.run(
-            hygiene.run_pass(settings, hygiene.default_config(settings), Publisher(settings))
+            hygiene.run_pass(settings, hygiene.default_config(settings), Publisher(settings.kafka))
         )
         assert final is not None
         wait_until(lambda: outbox_pending(settings) == 0, 30, "outbox drained")
@@ -158,7 +158,10 @@ def test_pass_waits_for_the_subject_lock_and_replans(settings: Settings) -> None
             result.append(
                 asyncio.run(
                     hygiene.run_pass(
-                        settings, hygiene.default_config(settings), Publisher(settings), bank="p1"
+                        settings,
+                        hygiene.default_config(settings),
+                        Publisher(settings.kafka),
+                        bank="p1",
                     )
                 )
             )

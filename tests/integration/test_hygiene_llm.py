@@ -53,7 +53,7 @@ def config(settings: Settings, **extra: Any) -> hs.HygieneConfig:
 
 def run(settings: Settings, cfg: hs.HygieneConfig, *, dry_run: bool | None = None) -> hs.BankReport:
     async def go() -> hs.RunResponse | None:
-        publisher = Publisher(settings)
+        publisher = Publisher(settings.kafka)
         report = await hygiene.run_pass(settings, cfg, publisher, bank="p1", dry_run=dry_run)
         if report is not None and not report.dry_run:
             await _drain(settings, publisher)

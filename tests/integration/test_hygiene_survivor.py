@@ -49,7 +49,7 @@ def test_the_earliest_observation_survives(settings: Settings, tmp_path: Path) -
     created = rows(settings, "SELECT DISTINCT created_at FROM facts")
     assert len(created) < len(evs)  # several rows share a transaction time
     report = asyncio.run(
-        hygiene.run_pass(settings, hygiene.default_config(settings), Publisher(settings))
+        hygiene.run_pass(settings, hygiene.default_config(settings), Publisher(settings.kafka))
     )
     assert report is not None and report.superseded == 2 * len(orders)
     survivors = rows(

@@ -43,7 +43,7 @@ def formats(stub: OpenAIStub) -> list[str]:
 
 
 async def extract(settings: Settings, *events: Any) -> tuple[OpenAIExtractor, list[Any]]:
-    extractor = OpenAIExtractor(settings)
+    extractor = OpenAIExtractor(settings.llm)
     try:
         out = [await extractor.extract(e, []) for e in events]
     finally:
@@ -84,7 +84,7 @@ async def test_auto_falls_back_to_prompt_and_reads_a_chatty_answer() -> None:
 )
 async def test_batches_work_in_every_mode(refused: frozenset[str], mode: str) -> None:
     async with OpenAIStub(refuse_formats=refused, chatty=True) as stub:
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         evs = [event(1, [city("Lyon")]), event(2), event(3, [city("Rome")])]
         try:
             out = await extractor.extract_many(evs, [])
@@ -100,7 +100,7 @@ async def test_batches_work_in_every_mode(refused: frozenset[str], mode: str) ->
 
 async def test_auto_probes_once_for_concurrent_first_calls() -> None:
     async with OpenAIStub(refuse_formats=LLAMA_CPP, latency=0.05) as stub:
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             out = await asyncio.gather(
                 *(extractor.extract(event(i, [city(f"C{i}")]), []) for i in range(6))
@@ -115,7 +115,7 @@ async def test_auto_probes_once_for_concurrent_first_calls() -> None:
 async def test_auto_probe_respects_a_429_pause() -> None:
     async with OpenAIStub(refuse_formats=LLAMA_CPP) as stub:
         stub.fail_next(429, retry_after=0.5)
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             out = await asyncio.gather(
                 *(extractor.extract(event(i, [city(f"C{i}")]), []) for i in range(4))
@@ -156,7 +156,7 @@ async def test_a_refused_fixed_mode_fails_at_once_with_one_error_line(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="streams")
     async with OpenAIStub(refuse_formats=LLAMA_CPP) as stub:
-        extractor = OpenAIExtractor(settings_for(stub, llm_output_mode="json_schema"))
+        extractor = OpenAIExtractor(settings_for(stub, llm_output_mode="json_schema").llm)
         try:
             for n in range(3):
                 with pytest.raises(PermanentProviderError) as raised:
@@ -187,7 +187,7 @@ async def test_a_refused_fixed_mode_fails_at_once_with_one_error_line(
 async def test_permanent_errors_are_not_retried(fault: Fault) -> None:
     async with OpenAIStub() as stub:
         stub.script(fault)
-        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=3))
+        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=3).llm)
         try:
             with pytest.raises(PermanentProviderError) as raised:
                 await extractor.extract(event(1), [])
@@ -209,7 +209,7 @@ async def test_a_plain_500_is_still_transient() -> None:
 async def test_transient_errors_exhausted_are_not_permanent() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(500, 500)
-        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=1))
+        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=1).llm)
         try:
             with pytest.raises(ProviderError) as raised:
                 await extractor.extract(event(1), [])
@@ -240,7 +240,7 @@ async def test_max_tokens_is_sent_only_when_set() -> None:
 async def test_a_malformed_first_answer_still_settles_the_mode() -> None:
     async with OpenAIStub(refuse_formats=LLAMA_CPP) as stub:
         stub.malformed = True
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             with pytest.raises(MalformedOutput):
                 await extractor.extract(event(1), [])

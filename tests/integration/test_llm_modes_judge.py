@@ -41,7 +41,7 @@ def offered_group() -> OfferedGroup:
 @pytest.mark.parametrize(("refused", "mode"), [(LLAMA_CPP, "json_object"), (TEXT_ONLY, "prompt")])
 async def test_judge_falls_back_like_the_extractor(refused: frozenset[str], mode: str) -> None:
     async with OpenAIStub(responder=judge_answer, refuse_formats=refused, chatty=True) as stub:
-        judge = OpenAIJudge(settings_for(stub))
+        judge = OpenAIJudge(settings_for(stub).llm)
         try:
             answer = await judge.judge([offered_group()], [])
         finally:
@@ -54,7 +54,7 @@ async def test_judge_falls_back_like_the_extractor(refused: frozenset[str], mode
 
 async def test_judge_in_a_refused_fixed_mode_fails_soft_naming_the_cause() -> None:
     async with OpenAIStub(responder=judge_answer, refuse_formats=LLAMA_CPP) as stub:
-        judge = OpenAIJudge(settings_for(stub, llm_output_mode="json_schema"))
+        judge = OpenAIJudge(settings_for(stub, llm_output_mode="json_schema").llm)
         try:
             with pytest.raises(JudgeFailed, match="response_format"):
                 await judge.judge([offered_group()], [])

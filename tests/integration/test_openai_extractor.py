@@ -31,7 +31,7 @@ pytestmark = pytest.mark.integration
 async def test_normal_call_returns_scripted_candidates_and_sends_schema() -> None:
     async with OpenAIStub() as stub:
         settings = settings_for(stub)
-        extractor = OpenAIExtractor(settings)
+        extractor = OpenAIExtractor(settings.llm)
         ev = event(1, [city("Berlin"), {"predicate": "BAD!", "value": 3}])
         try:
             out = await extractor.extract(ev, [])
@@ -52,7 +52,7 @@ async def test_normal_call_returns_scripted_candidates_and_sends_schema() -> Non
 
 async def test_one_call_extracts_several_events_in_order() -> None:
     async with OpenAIStub() as stub:
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         evs = [event(1, [city("Berlin")]), event(2), event(3, [city("Rome"), city("Oslo")])]
         try:
             out = await extractor.extract_many(evs, [])
@@ -68,7 +68,7 @@ async def test_one_call_extracts_several_events_in_order() -> None:
 async def test_batch_answer_with_a_duplicate_event_is_malformed_and_counted() -> None:
     dup = '{"events": [{"index": 1, "candidates": []}, {"index": 1, "candidates": []}]}'
     async with OpenAIStub(responder=lambda _request: dup) as stub:
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             with pytest.raises(MalformedOutput, match="twice"):
                 await extractor.extract_many([event(1), event(2)], [])
@@ -79,7 +79,7 @@ async def test_batch_answer_with_a_duplicate_event_is_malformed_and_counted() ->
 
 async def test_no_candidates_line_means_empty_list() -> None:
     async with OpenAIStub() as stub:
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             assert await extractor.extract(event(2), []) == []
         finally:
@@ -89,7 +89,7 @@ async def test_no_candidates_line_means_empty_list() -> None:
 async def test_malformed_output_is_counted_and_not_retried() -> None:
     async with OpenAIStub() as stub:
         stub.malformed = True
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             with pytest.raises(MalformedOutput) as raised:
                 await extractor.extract(event(50, [city("E")]), [])
@@ -103,7 +103,7 @@ async def test_malformed_output_is_counted_and_not_retried() -> None:
 
 async def test_wrong_shape_json_is_malformed() -> None:
     async with OpenAIStub(responder=lambda _request: '{"facts": []}') as stub:
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             with pytest.raises(MalformedOutput, match="candidates"):
                 await extractor.extract(event(51), [])
@@ -117,7 +117,7 @@ def test_stub_in_background_thread_serves_sync_callers() -> None:
         settings = settings_for(stub)
 
         async def call() -> list[object]:
-            extractor = OpenAIExtractor(settings)
+            extractor = OpenAIExtractor(settings.llm)
             try:
                 return await extractor.extract(event(70, [city("F")]), [])
             finally:

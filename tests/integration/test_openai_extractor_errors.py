@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 async def test_500_twice_then_ok_succeeds() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(500, 500)
-        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=2))
+        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=2).llm)
         try:
             assert await extractor.extract(event(40, [city("D")]), []) == [city("D")]
         finally:
@@ -32,7 +32,7 @@ async def test_500_twice_then_ok_succeeds() -> None:
 async def test_500_forever_raises_provider_error_after_budget() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(*[500] * 10)
-        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=3))
+        extractor = OpenAIExtractor(settings_for(stub, llm_max_retries=3).llm)
         try:
             with pytest.raises(ProviderError) as raised:
                 await extractor.extract(event(41), [])
@@ -47,7 +47,7 @@ async def test_500_forever_raises_provider_error_after_budget() -> None:
 async def test_400_is_not_retried() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(400)
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             with pytest.raises(ProviderError) as raised:
                 await extractor.extract(event(42), [])
@@ -60,7 +60,7 @@ async def test_400_is_not_retried() -> None:
 async def test_timeout_raises_provider_error() -> None:
     async with OpenAIStub() as stub:
         stub.latency = 1.5
-        extractor = OpenAIExtractor(settings_for(stub, openai_timeout_s=0.2, llm_max_retries=1))
+        extractor = OpenAIExtractor(settings_for(stub, openai_timeout_s=0.2, llm_max_retries=1).llm)
         started = time.monotonic()
         try:
             with pytest.raises(ProviderError, match="unreachable"):
@@ -83,7 +83,7 @@ async def test_connection_refused_raises_provider_error() -> None:
         llm_backoff_s=0.01,
         llm_max_retries=1,
     )
-    extractor = OpenAIExtractor(settings)
+    extractor = OpenAIExtractor(settings.llm)
     try:
         with pytest.raises(ProviderError):
             await extractor.extract(event(61), [])

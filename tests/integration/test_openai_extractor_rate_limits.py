@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 async def test_three_429s_pause_then_succeed() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(429, 429, 429, retry_after=1)
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         started = time.monotonic()
         try:
             out = await extractor.extract(event(3, [city("Oslo")]), [])
@@ -49,7 +49,7 @@ async def test_concurrent_calls_make_no_request_during_pause() -> None:
         stub.fail_next(429, 429, 429, retry_after=1)
         # A settled output mode: an ``auto`` client sends its first requests one at a time
         # until one answer settles the mode (tests/integration/test_llm_modes.py).
-        extractor = OpenAIExtractor(settings_for(stub, llm_output_mode="json_schema"))
+        extractor = OpenAIExtractor(settings_for(stub, llm_output_mode="json_schema").llm)
         events = [event(10 + i, [city(f"City{i}")]) for i in range(5)]
         try:
             results = await asyncio.gather(*(extractor.extract(e, []) for e in events))
@@ -69,7 +69,7 @@ async def test_concurrent_calls_make_no_request_during_pause() -> None:
 async def test_calls_started_during_a_pause_wait_for_it() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(429, retry_after=1)
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             first = asyncio.create_task(extractor.extract(event(20, [city("A")]), []))
             while extractor.gate.is_open:  # until the 429 has closed the gate
@@ -88,7 +88,7 @@ async def test_calls_started_during_a_pause_wait_for_it() -> None:
 async def test_429_without_retry_after_uses_default_backoff() -> None:
     async with OpenAIStub() as stub:
         stub.fail_next(429)
-        extractor = OpenAIExtractor(settings_for(stub, llm_backoff_s=0.3))
+        extractor = OpenAIExtractor(settings_for(stub, llm_backoff_s=0.3).llm)
         try:
             assert await extractor.extract(event(30, [city("C")]), []) == [city("C")]
         finally:
@@ -101,7 +101,7 @@ async def test_429_forever_raises_rate_limited(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr("streams.llm.extractors.MAX_RATE_LIMIT_RETRIES", 2)
     async with OpenAIStub() as stub:
         stub.fail_next(*[429] * 5, retry_after=0.05)
-        extractor = OpenAIExtractor(settings_for(stub))
+        extractor = OpenAIExtractor(settings_for(stub).llm)
         try:
             with pytest.raises(RateLimited) as raised:
                 await extractor.extract(event(31), [])

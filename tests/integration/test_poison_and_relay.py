@@ -220,7 +220,7 @@ def test_created_topics_carry_the_size_limit_and_retention(settings: Settings) -
     s = settings.model_copy(
         update={"kafka_max_message_bytes": 2_000_000, "kafka_retention_hours": 24.0}
     )
-    ensure_topics(s)
+    ensure_topics(s.kafka)
     admin = AdminClient({"bootstrap.servers": s.kafka_bootstrap})
     names = topics.Topics(s.topic_prefix)
     resources = [ConfigResource("topic", names.events), ConfigResource("topic", names.schedule)]

@@ -17,7 +17,7 @@ def test_publish_progress_bar_only_on_a_terminal(settings: Settings, tmp_path: P
 
     from streams.kafka.client import ensure_topics
 
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     data = tmp_path / "events.jsonl"
     data.write_text(
         "\n".join(orjson.dumps(event(f"p{i}", content="hi")).decode() for i in range(1200)) + "\n"

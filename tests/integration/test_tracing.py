@@ -46,8 +46,8 @@ async def _run(s: Settings, messages: list[Incoming]) -> None:
     await store.migrate()
     relay_store = await Store.connect(s)
     await relay_store.ready()
-    publisher = Publisher(s)
-    pipeline = Pipeline(s, store, make_extractor(s), make_embedder(s), publisher)
+    publisher = Publisher(s.kafka)
+    pipeline = Pipeline(s, store, make_extractor(s.llm), make_embedder(s.embedding), publisher)
     try:
         await pipeline.process(messages)
         await Relay(relay_store, publisher, settings=s).drain()
@@ -71,7 +71,7 @@ def test_spans_per_batch_and_event_and_the_trace_reaches_the_change_events(
     settings: Settings,
 ) -> None:
     s = settings.model_copy(update={"tracing_enabled": True})
-    ensure_topics(s)
+    ensure_topics(s.kafka)
     _install(s)
     traced = event(
         "t1", subject="alice", cands=[{"predicate": "home_city", "value": {"city": "Paris"}}]
@@ -116,7 +116,7 @@ def test_spans_per_batch_and_event_and_the_trace_reaches_the_change_events(
 
 
 def test_tracing_off_adds_no_header(settings: Settings) -> None:
-    ensure_topics(settings)
+    ensure_topics(settings.kafka)
     asyncio.run(
         _run(
             settings,

@@ -141,7 +141,7 @@ def direct_calls(s: Settings, n: int = 3) -> tuple[list[float], str]:
     """Seconds per extraction call made directly (outside the worker), and the mode used."""
 
     async def go() -> tuple[list[float], str]:
-        extractor = OpenAIExtractor(s)
+        extractor = OpenAIExtractor(s.llm)
         seconds = []
         try:
             for i in range(n):

@@ -32,7 +32,7 @@ def _eid(i: int) -> str:
 
 
 def _publish(s: Settings, events: list[dict[str, Any]]) -> None:
-    pub = Publisher(s)
+    pub = Publisher(s.kafka)
     for i in range(0, len(events), 2000):
         sdk.publish_events(s, events[i : i + 2000], pub)
 
@@ -230,7 +230,7 @@ def projects(s: Settings, tmp: Path, n: int) -> dict[str, Any]:
         applied_s = round(time.monotonic() - started, 2)
         pass_started = time.monotonic()
         config = hygiene.default_config(s)
-        report = asyncio.run(hygiene.run_pass(s, config, Publisher(s)))
+        report = asyncio.run(hygiene.run_pass(s, config, Publisher(s.kafka)))
         pass_s = round(time.monotonic() - pass_started, 2)
         assert report is not None and report.checkpointed
         assert report.banks_total == n and len(report.banks) <= s.hygiene_report_banks

@@ -19,7 +19,7 @@ def producer_config(settings: Any) -> dict[str, Any]:
     from streams.kafka.client import client_config
 
     # The same options as streams.kafka.client.Publisher.
-    return client_config(settings) | {
+    return client_config(settings.kafka) | {
         "enable.idempotence": True,
         "linger.ms": 2,
         "compression.type": "lz4",
@@ -81,7 +81,7 @@ def read_all(settings: Any, base: str, timeout: float = 120.0) -> list[tuple[Any
 
     name = topics.Topics(settings.topic_prefix).name(base)
     c = Consumer(
-        client_config(settings)
+        client_config(settings.kafka)
         | {
             "group.id": f"fault-read-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
@@ -120,7 +120,7 @@ def delete_topics(settings: Any) -> None:
 
     from streams.kafka.client import client_config
 
-    admin = AdminClient(client_config(settings))
+    admin = AdminClient(client_config(settings.kafka))
     names = [t for t in admin.list_topics(timeout=10).topics if t.startswith(settings.topic_prefix)]
     if names:
         for fut in admin.delete_topics(names, operation_timeout=30).values():

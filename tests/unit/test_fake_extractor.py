@@ -56,10 +56,10 @@ async def test_patterns_apply_without_a_script() -> None:
 
 
 async def test_make_extractor_by_provider() -> None:
-    fake = make_extractor(Settings(llm_provider="fake"))
+    fake = make_extractor(Settings(llm_provider="fake").llm)
     assert isinstance(fake, FakeExtractor)
     assert isinstance(fake, Extractor)
-    real = make_extractor(Settings(llm_provider="openai", openai_base_url="http://127.0.0.1:9/v1"))
+    real = make_extractor(Settings(llm_provider="openai", openai_base_url="http://127.0.0.1:9/v1").llm)
     assert isinstance(real, OpenAIExtractor)
     assert real.name == "openai"
     await real.aclose()

@@ -74,11 +74,11 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_plaintext() -> None:
     s = _settings()
-    conf = client_config(s)
+    conf = client_config(s.kafka)
     assert conf["bootstrap.servers"] == "broker-1:9093,broker-2:9093"
     assert conf["security.protocol"] == "plaintext"
     assert not any(k.startswith(("sasl.", "ssl.")) for k in conf)
-    assert aiokafka_config(s)["broker_credentials"] is None
+    assert aiokafka_config(s.kafka)["broker_credentials"] is None
 
 
 def test_sasl_ssl_scram_sha_512(tls_files: dict[str, Path]) -> None:
@@ -89,7 +89,7 @@ def test_sasl_ssl_scram_sha_512(tls_files: dict[str, Path]) -> None:
         kafka_sasl_password=SecretStr("p@ss word"),
         kafka_ssl_cafile=tls_files["ca"],
     )
-    conf = client_config(s)
+    conf = client_config(s.kafka)
     assert conf["security.protocol"] == "sasl_ssl"
     assert conf["sasl.mechanism"] == "SCRAM-SHA-512"
     assert conf["sasl.username"] == "svc-consolidator"
@@ -97,7 +97,7 @@ def test_sasl_ssl_scram_sha_512(tls_files: dict[str, Path]) -> None:
     assert conf["ssl.ca.location"] == str(tls_files["ca"])
     assert "ssl.certificate.location" not in conf
 
-    creds = aiokafka_config(s)["broker_credentials"]
+    creds = aiokafka_config(s.kafka)["broker_credentials"]
     assert isinstance(creds, faust.SASLCredentials)
     assert creds.username == "svc-consolidator" and creds.password == "p@ss word"
     assert creds.mechanism.value == "SCRAM-SHA-512"
@@ -114,8 +114,8 @@ def test_sasl_plaintext_plain_has_no_tls() -> None:
         kafka_sasl_username="u",
         kafka_sasl_password=SecretStr("p"),
     )
-    assert client_config(s)["security.protocol"] == "sasl_plaintext"
-    creds = aiokafka_config(s)["broker_credentials"]
+    assert client_config(s.kafka)["security.protocol"] == "sasl_plaintext"
+    creds = aiokafka_config(s.kafka)["broker_credentials"]
     assert isinstance(creds, faust.SASLCredentials)
     assert creds.ssl_context is None
     assert creds.protocol.value == "SASL_PLAINTEXT"
@@ -128,14 +128,14 @@ def test_ssl_with_ca_cert_and_key(tls_files: dict[str, Path]) -> None:
         kafka_ssl_certfile=tls_files["cert"],
         kafka_ssl_keyfile=tls_files["key"],
     )
-    conf = client_config(s)
+    conf = client_config(s.kafka)
     assert conf["security.protocol"] == "ssl"
     assert conf["ssl.ca.location"] == str(tls_files["ca"])
     assert conf["ssl.certificate.location"] == str(tls_files["cert"])
     assert conf["ssl.key.location"] == str(tls_files["key"])
     assert not any(k.startswith("sasl.") for k in conf)
 
-    creds = aiokafka_config(s)["broker_credentials"]
+    creds = aiokafka_config(s.kafka)["broker_credentials"]
     assert isinstance(creds, faust.SSLCredentials)
     ctx = creds.context
     assert isinstance(ctx, ssl.SSLContext) and ctx.verify_mode == ssl.CERT_REQUIRED
@@ -147,7 +147,7 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("CONSOLIDATOR_KAFKA_SASL_MECHANISM", "SCRAM-SHA-256")
     monkeypatch.setenv("CONSOLIDATOR_KAFKA_SASL_USERNAME", "env-user")
     monkeypatch.setenv("CONSOLIDATOR_KAFKA_SASL_PASSWORD", "env-pass")
-    conf = client_config(Settings())
+    conf = client_config(Settings().kafka)
     assert conf["security.protocol"] == "sasl_ssl"
     assert (conf["sasl.mechanism"], conf["sasl.username"], conf["sasl.password"]) == (
         "SCRAM-SHA-256",
@@ -164,15 +164,15 @@ def test_sasl_without_a_mechanism_means_plain_for_both_clients() -> None:
         kafka_sasl_username="u",
         kafka_sasl_password=SecretStr("p"),
     )
-    assert client_config(s)["sasl.mechanism"] == "PLAIN"
-    assert aiokafka_config(s)["broker_credentials"].mechanism.value == "PLAIN"
+    assert client_config(s.kafka)["sasl.mechanism"] == "PLAIN"
+    assert aiokafka_config(s.kafka)["broker_credentials"].mechanism.value == "PLAIN"
 
 
 def test_one_message_size_limit_everywhere() -> None:
     from streams.kafka.client import Publisher
 
     s = _settings().model_copy(update={"kafka_max_message_bytes": 2_000_000})
-    aio = aiokafka_config(s)
+    aio = aiokafka_config(s.kafka)
     assert aio["producer_max_request_size"] == aio["consumer_max_fetch_size"] == 2_000_000
-    pub = Publisher(s)
+    pub = Publisher(s.kafka)
     assert pub.max_message_bytes == 2_000_000

@@ -110,5 +110,5 @@ def test_log_startup_is_visible_at_the_default_warning_level() -> None:
 
 
 def test_only_the_fake_provider_honours_fake_candidates() -> None:
-    assert isinstance(make_extractor(Settings()), FakeExtractor)
-    assert isinstance(make_extractor(Settings(llm_provider="openai")), OpenAIExtractor)
+    assert isinstance(make_extractor(Settings().llm), FakeExtractor)
+    assert isinstance(make_extractor(Settings(llm_provider="openai").llm), OpenAIExtractor)
