@@ -59,7 +59,9 @@ async def test_make_extractor_by_provider() -> None:
     fake = make_extractor(Settings(llm_provider="fake").llm)
     assert isinstance(fake, FakeExtractor)
     assert isinstance(fake, Extractor)
-    real = make_extractor(Settings(llm_provider="openai", openai_base_url="http://127.0.0.1:9/v1").llm)
+    real = make_extractor(
+        Settings(llm_provider="openai", openai_base_url="http://127.0.0.1:9/v1").llm
+    )
     assert isinstance(real, OpenAIExtractor)
     assert real.name == "openai"
     await real.aclose()
