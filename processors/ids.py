@@ -1,4 +1,10 @@
-"""Deterministic identifiers (uuid5 of stable inputs), so replay reproduces every id."""
+"""Deterministic identifiers (uuid5 of stable inputs), so replay reproduces every id.
+
+Invariants:
+- an id is a pure function of its parts: the same inputs give the same id on every replay;
+- distinct part lists never collide (parts are joined by U+001F, which no id may contain);
+- every id carries its kind as the first part, so a fact id never equals a conflict id.
+"""
 
 from __future__ import annotations
 

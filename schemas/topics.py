@@ -1,4 +1,10 @@
-"""Topic names, defined once. A configurable prefix may be prepended (``Topics(prefix)``)."""
+"""Topic names, defined once. A configurable prefix may be prepended (``Topics(prefix)``).
+
+Invariants:
+- every topic the project creates or reads is named here, nowhere else;
+- the prefix applies to every topic alike, so two prefixes never share a topic;
+- every per-subject topic is keyed by ``subject_key``, which gives per-subject ordering.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,11 @@ supersede and false conflict on ``tune`` and ``holdout``, for the chosen bounds 
 configured ones, separately for supersedes (values differ) and reinforcements (values equal),
 and on the blind holdout (``processors.attribute_pairs_blind``), which nothing is chosen on.
 The decisions are ``processors`` code; this module only does the I/O.
+
+Invariants:
+- bounds are chosen on the ``tune`` split only; ``holdout`` and the blind set are reported,
+  never tuned on;
+- nothing is written: the command prints figures and changes no setting, row or topic.
 """
 
 from __future__ import annotations

@@ -6,6 +6,12 @@ paraphrased predicate, a replayed event and one malformed event), waits until ev
 applied and every change event published, prints a summary, and stops what it started.
 The project id, topic prefix and consumer group are unique per run, so the demo can be run
 again on the same stack and its summary counts exactly its own events.
+
+Invariants:
+- the demo stops exactly what it started: its worker always, the stack's services only when
+  this run brought them up (a stack that was already running is left running);
+- it exits 0 only after every published event is applied and the outbox is empty, and 1 with
+  the reason on stderr otherwise (a worker that died, a deadline passed, a stack that failed).
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ import argparse
 import asyncio
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -27,16 +32,10 @@ import orjson
 
 from schemas.facts import ConflictSet, Fact
 from schemas.settings import Settings
-from streams.devstack import localstack
+from streams.devstack import localstack, procs
 
 if TYPE_CHECKING:
     from streams.cli.common import Subparsers
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _sample(project: str) -> list[dict[str, object]]:
@@ -162,7 +161,7 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
     )
     prepare(settings)  # topics and schema exist before we publish or poll
     events = _sample(project)
-    port = _free_port()
+    port = procs.free_port()
     worker = subprocess.Popen(
         [sys.executable, "-m", "streams.cli.main", "worker"],
         env=_env(settings, port),

@@ -6,6 +6,11 @@ merges are published whether or not a worker is running; the configuration (allo
 dry_run) is read from ``memory-consolidate.config``. ``config set`` validates the whole new
 configuration before publishing it; an invalid value is refused and nothing is published.
 ``rules`` reads a bank's rules (managed and manual) from the database.
+
+Invariants:
+- a pass run here takes the same advisory lock as the workers', so two passes never overlap;
+- ``config set`` publishes only a configuration that validates as a whole;
+- a dry run changes no row and publishes no change event.
 """
 
 from __future__ import annotations

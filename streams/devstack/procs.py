@@ -94,6 +94,13 @@ def port_open(host: str, port: int) -> bool:
         return False
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def log_tail(path: Path, lines: int = 15) -> str:
     """The last non-blank ``lines`` of a log on one line, for a ``StackError``."""
     try:

@@ -1,12 +1,7 @@
-"""Loopback helpers shared by tests and benches."""
+"""Loopback helpers shared by tests and benches: the product's own, so there is one."""
 
 from __future__ import annotations
 
-import socket
+from streams.devstack.procs import free_port
 
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now (the OS picks it)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["free_port"]
