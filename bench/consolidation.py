@@ -68,6 +68,9 @@ def main() -> int:
     p.add_argument("--paced-events", type=int, default=None, help="default N/5")
     p.add_argument("--paced-fraction", type=float, default=0.5)
     p.add_argument(
+        "--paced-rate", type=float, default=None, help="phase 2 in events/s (overrides fraction)"
+    )
+    p.add_argument(
         "--profile",
         action="store_true",
         help="stage timers + stack sampler in the worker (results to /tmp)",

@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     # Candidate texts ("predicate json(value)", statements) recently embedded are reused
     # (LRU entries, ~1.7 KB each at 384 dimensions: 10,000 = 17 MiB); 0 turns the cache off.
     embed_cache_size: int = Field(default=10_000, ge=0)
+    # "deferred": an event is stored without the embedding of its content, which a separate
+    # task fills in later (streams.consolidation.episodic), so facts never wait for it;
+    # "inline": embedded in the write path's own call, before the event is stored.
+    episodic_embedding: Literal["deferred", "inline"] = "deferred"
+    # Events the filler embeds per round (one embed call, one transaction).
+    episodic_fill_batch: int = Field(default=64, ge=1, le=4096)
     # Attribute resolution (processors.attributes): the cosine distance between two
     # predicates' humanised embeddings at or below which they are the same attribute, unless
     # a number or qualifier tells them apart. Calibrated per model by `consolidator calibrate`.
@@ -243,6 +249,8 @@ class Settings(BaseSettings):
             batch_size=self.embed_batch_size,
             allow_spinning=self.embed_allow_spinning,
             cache_size=self.embed_cache_size,
+            episodic=self.episodic_embedding,
+            fill_batch=self.episodic_fill_batch,
         )
 
     @property

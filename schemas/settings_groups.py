@@ -88,6 +88,8 @@ class EmbedderSettings(_Group):
     batch_size: int
     allow_spinning: bool
     cache_size: int
+    episodic: Literal["deferred", "inline"]
+    fill_batch: int
 
 
 class WorkerSettings(_Group):

@@ -1,5 +1,6 @@
 """The faust worker: agents on ``memory.events``, ``memory.events.retry`` and
-``memory.commands``, the outbox relay task and the HTTP surface.
+``memory.commands``, the outbox relay task, the episodic filler task (deferred event
+embeddings) and the HTTP surface.
 
 Thin wiring only: each agent takes a batch of raw messages and hands it to the Pipeline; the
 batch is acked (its offsets become committable) only after ``process`` returned, i.e. after
@@ -32,6 +33,7 @@ from schemas import topics
 from schemas.settings import Settings
 from streams import safety
 from streams.consolidation import tracing
+from streams.consolidation.episodic import EpisodicFiller
 from streams.consolidation.faults import NO_FAULTS, FaultHook
 from streams.consolidation.pipeline import Incoming, Pipeline
 from streams.consolidation.relay import Relay
@@ -65,6 +67,7 @@ class Runtime:
         self.shutting_down = False
         self._pipeline: Pipeline | None = None
         self._relay: Relay | None = None
+        self._episodic: EpisodicFiller | None = None
         self._lock = asyncio.Lock()
 
     async def pipeline(self) -> Pipeline:
@@ -93,6 +96,16 @@ class Runtime:
             self._relay = Relay(store, self.publisher, settings=self.settings, metrics=self.metrics)
             self._relay.wakeup = self.wakeup
         return self._relay
+
+    async def episodic(self) -> EpisodicFiller:
+        """The filler of deferred event embeddings, created on first use."""
+        if self._episodic is None:
+            store = await Store.connect(self.settings)
+            await store.ready()
+            group = self.settings.embedding
+            self._episodic = EpisodicFiller(store, self.embedder, self.metrics, group.fill_batch)
+            self._episodic.wakeup = self.wakeup
+        return self._episodic
 
 
 async def _guarded(rt: Runtime, work: Any) -> None:
@@ -210,6 +223,13 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
         except Exception as exc:  # never fatal: run() retries the same rows
             log.warning("relay: boot drain failed (%s: %s); retrying", type(exc).__name__, exc)
         await relay.run()
+
+    if settings.embedding.episodic == "deferred":
+
+        @app.task  # type: ignore[untyped-decorator]
+        async def episodic_task() -> None:
+            filler = await rt.episodic()
+            await filler.run()
 
     api.install(app, rt, settings)
     api_erase.install(app, rt, settings)

@@ -2,9 +2,10 @@
 
 (a) a raw confluent-kafka loop that consumes the same N event messages and produces one
 message per input to another topic, then flushes (``raw_loop``); (b) the embedder alone
-(``streams.embedding.embedder.make_embedder``, same settings) on the texts the pipeline
-embeds, chunked and deduplicated per ``batch_size`` events as ``Pipeline._embed`` does
-(``embed_texts_per_batch``).
+(``streams.embedding.embedder.make_embedder``, same settings) on the texts the write path
+embeds, chunked and deduplicated per ``batch_size`` events as ``VectorStage.embed`` does,
+less what its cache holds (``embed_texts_per_batch``); event contents only when they are
+embedded inline (``CONSOLIDATOR_EPISODIC_EMBEDDING=inline``).
 """
 
 from __future__ import annotations
@@ -16,17 +17,38 @@ from typing import Any
 from tests.support.kafka_io import producer_config
 
 
-def embed_texts_per_batch(events: list[dict[str, Any]], batch_size: int) -> list[list[str]]:
-    """The texts Pipeline._embed sends, per batch of ``batch_size`` events (deduplicated)."""
+def embed_texts_per_batch(
+    events: list[dict[str, Any]], batch_size: int, contents: bool = True, cache_size: int = 0
+) -> list[list[str]]:
+    """The texts the write path embeds, per batch of ``batch_size`` events (deduplicated):
+    the contents only when they are embedded inline, and candidate texts not embedded in
+    the last ``cache_size`` distinct candidate texts (the pipeline's LRU, approximately)."""
+    from collections import OrderedDict
+
+    from processors.attributes import attribute
     from processors.normalize import embedding_text
 
+    cache: OrderedDict[str, None] = OrderedDict()
     out = []
     for start in range(0, len(events), batch_size):
         texts: dict[str, None] = {}
+        cands: dict[str, None] = {}
         for e in events[start : start + batch_size]:
-            texts[e["content"]] = None
+            if contents:
+                texts[e["content"]] = None
             for c in e["metadata"]["fake_candidates"]:
-                texts[embedding_text(c.get("predicate"), c.get("value"), c.get("statement"))] = None
+                p = c.get("predicate")
+                cands[embedding_text(p, c.get("value"), c.get("statement"))] = None
+                if p:
+                    cands[attribute(p).text] = None
+        for t in cands:
+            if t in cache:
+                cache.move_to_end(t)
+            elif t not in texts:
+                texts[t] = None
+                cache[t] = None
+                if len(cache) > cache_size:
+                    cache.popitem(last=False)
         out.append(list(texts))
     return out
 
@@ -113,7 +135,12 @@ def measure_baseline(
         from streams.embedding.embedder import make_embedder
 
         print(f"[{mode}] baseline: embedder alone on the same texts", flush=True)
-        chunks = embed_texts_per_batch(events[:n], settings.batch_size)
+        chunks = embed_texts_per_batch(
+            events[:n],
+            settings.batch_size,
+            contents=settings.episodic_embedding == "inline",
+            cache_size=settings.embed_cache_size,
+        )
         emb = make_embedder(settings.embedding)
         emb.embed(["warm-up"])
         t0 = time.perf_counter()

@@ -20,7 +20,13 @@ from typing import Any
 from bench.harness import REPO
 from bench.harness.accounting import CpuMeter
 from bench.harness.baselines import measure_baseline
-from bench.harness.watch import ChangeWatcher, high_watermarks, phase_latency, wait_applied
+from bench.harness.watch import (
+    ChangeWatcher,
+    high_watermarks,
+    phase_latency,
+    wait_applied,
+    wait_embedded,
+)
 from bench.harness.worker import make_worker
 from tests.support.kafka_io import delete_topics, publish
 from tests.support.metrics import samples
@@ -91,6 +97,7 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
                 "llm_concurrency",
                 "semantic_threshold",
                 "embedding_model",
+                "episodic_embedding",
             )
         },
         "worker_loglevel": "warning",
@@ -128,10 +135,14 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
             "worker_cpu_ms_per_event": round(cpu["cpu_s"]["worker"] * 1e3 / n, 3),
         }
         print(f"[{mode}] phase 1: {n} events in {elapsed:.2f}s = {n / elapsed:,.0f}/s", flush=True)
+        if settings.episodic_embedding == "deferred":
+            filled = wait_embedded(settings, max(300.0, n / 5), worker)
+            result["pipeline"]["episodic_filled_after_s"] = round(filled - first, 3)
+            print(f"[{mode}] phase 1: event embeddings filled after {filled - first:.2f}s")
 
         # Phase 2: paced at a fraction of the measured rate (latency when the worker keeps up).
         if n_paced:
-            rate = max(1.0, args.paced_fraction * n / elapsed)
+            rate = args.paced_rate or max(1.0, args.paced_fraction * n / elapsed)
             watcher.expect(ids2)
             print(f"[{mode}] phase 2: {n_paced} events at {rate:,.0f}/s", flush=True)
             p_first, _ = publish(settings, phase2, pub_ts, rate=rate)
@@ -139,7 +150,7 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
             result["paced"] = {
                 "events": n_paced,
                 "target_rate": round(rate, 1),
-                "fraction_of_phase1_rate": args.paced_fraction,
+                "fraction_of_phase1_rate": None if args.paced_rate else args.paced_fraction,
                 "seconds": round(p_end - p_first, 3),
                 "latency": phase_latency(watcher, ids2, pub_ts),
             }

@@ -145,6 +145,23 @@ def wait_applied(
                 time.sleep(0.02)
 
 
+def wait_embedded(settings: Any, timeout: float, worker: Any) -> float:
+    """Block until no stored event waits for its deferred embedding; returns then."""
+    deadline = time.monotonic() + timeout
+    with db(settings) as conn:
+        while True:
+            now = time.time()
+            n = conn.execute(
+                "SELECT count(*) AS n FROM events WHERE embedding IS NULL AND content <> ''"
+            ).fetchone()["n"]
+            if n == 0:
+                return now
+            worker.check()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timeout: {n} events still without an embedding")
+            time.sleep(0.1)
+
+
 def phase_latency(
     watcher: ChangeWatcher, ids: list[str], pub_ts: dict[str, float]
 ) -> dict[str, Any]:

@@ -97,7 +97,12 @@ class Pipeline:
         self.writer = BatchWriter(
             store,
             policy_of(settings),
-            VectorStage(embedder, self.embed_cache, self.metrics),
+            VectorStage(
+                embedder,
+                self.embed_cache,
+                self.metrics,
+                inline=settings.episodic_embedding == "inline",
+            ),
             self.metrics,
             faults,
         )

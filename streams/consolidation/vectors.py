@@ -1,8 +1,10 @@
 """The embedding stage: one embed call per batch, through the bounded cache.
 
 Invariants:
-- Every text a decision needs has a vector: the events' contents, the candidates' embedding
-  texts, and the attributes (humanised predicates) of candidates and loaded active facts.
+- Every text a decision needs has a vector: the candidates' embedding texts and the
+  attributes (humanised predicates) of candidates and loaded active facts. The events'
+  contents are embedded here only with ``inline``; by default (deferred) no decision waits
+  for them and ``streams.consolidation.episodic`` fills them in after the commit.
 - Only candidate and attribute texts go through ``EmbeddingCache`` (they recur across events
   and subjects; an episodic content rarely does), so the cache's memory stays bounded by its
   size whatever the traffic.
@@ -31,14 +33,18 @@ Vectors = dict[str, np.ndarray]
 class VectorStage:
     """Embeds a batch's texts, reusing cached candidate and attribute vectors."""
 
-    def __init__(self, embedder: Embedder, cache: EmbeddingCache, metrics: Metrics) -> None:
+    def __init__(
+        self, embedder: Embedder, cache: EmbeddingCache, metrics: Metrics, inline: bool = False
+    ) -> None:
         self.embedder = embedder
         self.cache = cache
         self.metrics = metrics
+        self.inline = inline
 
     def embed(self, jobs: Sequence[Job]) -> Vectors:
-        """Vectors of the jobs' contents and candidate texts (blocking: run in a thread)."""
-        contents = dict.fromkeys(j.event.content for j in jobs)
+        """Vectors of the candidate texts, and of the jobs' contents when ``inline``
+        (blocking: run in a thread)."""
+        contents = dict.fromkeys(j.event.content for j in jobs) if self.inline else {}
         candidate_texts = dict.fromkeys(
             embedding_text(c.predicate, c.value, c.statement) for j in jobs for c in j.candidates
         )

@@ -15,6 +15,7 @@ import numpy as np
 import psycopg
 
 from schemas.facts import ConflictSet, Fact
+from streams.store import episodic
 from streams.store.core import Store, conflict_from_row, fact_from_row
 
 
@@ -57,7 +58,11 @@ async def nearest_facts(
 async def events(
     store: Store, project: str, subject: str, vector: np.ndarray | None, k: int
 ) -> list[dict[str, Any]]:
-    """The subject's ``k`` stored events nearest to ``vector`` (or the most recent without)."""
+    """The subject's ``k`` stored events nearest to ``vector`` (or the most recent without).
+
+    Events still waiting for their deferred embedding cannot be ranked: with a ``vector``
+    they come first, newest first and without a distance (they are the freshest turns),
+    and the nearest embedded events fill the rest of the ``k``."""
     cols = "event_id, occurred_at, kind, role, content, source"
     if vector is None:
         cur = await store.conn.execute(
@@ -68,6 +73,15 @@ async def events(
         )
         found: list[dict[str, Any]] = await cur.fetchall()
         return found
+    cur = await store.conn.execute(
+        f"""SELECT {cols}, NULL::float8 AS distance FROM events
+            WHERE project_id = %s AND subject_id = %s AND {episodic.WAITING}
+            ORDER BY occurred_at DESC, event_id LIMIT %s""",
+        (project, subject, k),
+    )
+    waiting: list[dict[str, Any]] = await cur.fetchall()
+    if len(waiting) >= k:
+        return waiting
     async with store.conn.transaction():
         # With a WHERE clause an HNSW scan filters after the fact and may return fewer than k
         # rows; pgvector 0.8's iterative scan keeps searching, in exact order. (Older pgvector
@@ -81,7 +95,7 @@ async def events(
             f"""SELECT {cols}, embedding <=> %s::vector AS distance FROM events
                 WHERE project_id = %s AND subject_id = %s AND embedding IS NOT NULL
                 ORDER BY embedding <=> %s::vector, event_id LIMIT %s""",
-            (vector, project, subject, vector, k),
+            (vector, project, subject, vector, k - len(waiting)),
         )
         found = await cur.fetchall()
-    return found
+    return waiting + found

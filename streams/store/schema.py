@@ -39,6 +39,10 @@ def ddl(dim: int) -> list[str]:
             PRIMARY KEY (project_id, event_id)
         )""",
         "CREATE INDEX IF NOT EXISTS events_subject ON events (project_id, subject_id)",
+        # Events waiting for their deferred embedding (streams.store.episodic.WAITING): small
+        # when the filler keeps up, so claiming and counting them stays cheap at any size.
+        """CREATE INDEX IF NOT EXISTS events_unembedded ON events (recorded_at)
+           WHERE embedding IS NULL AND kind <> 'erased' AND content <> ''""",
         # No HNSW index on events.embedding: every read is scoped to one subject, where the
         # btree on (project_id, subject_id) plus an exact distance is both exact and fast,
         # and the index cost ~0.65 ms of PostgreSQL time per stored event.

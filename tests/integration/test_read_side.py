@@ -16,7 +16,14 @@ from schemas.settings import Settings
 from streams.kafka import sdk
 from tests.support import metrics
 from tests.support.read_side import INSTANTS, TOKEN, _homes, at, history, http
-from tests.support.workers import WorkerProcess, cli, outbox_pending, scalar, wait_until
+from tests.support.workers import (
+    WorkerProcess,
+    cli,
+    episodic_pending,
+    outbox_pending,
+    scalar,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -33,6 +40,10 @@ def worker(settings: Settings, tmp_path: Path):  # type: ignore[no-untyped-def]
             sdk.publish_events(s, [e])
             wait_until(lambda n=n: w.check() and scalar(s, "SELECT count(*) FROM events") > n, 60)
         wait_until(lambda: outbox_pending(s) == 0, 30, "outbox drained")
+        wait_until(lambda: episodic_pending(s) == 0, 30, "event embeddings filled")
+        wait_until(
+            lambda: "consolidator_episodic_backlog 0.0" in _metrics(w), 30, "backlog reported"
+        )
         # Make the raw DLQ counter appear too: one undecodable message.
         sdk.publish_raw(s, [(None, b"not json")])
         wait_until(lambda: "consolidator_dlq_total" in _metrics(w), 30, "dlq counted")

@@ -248,3 +248,9 @@ def event(event_id: str, subject: str = "alice", project: str = "p1", day: int =
 
 def outbox_pending(settings: Settings) -> int:
     return int(scalar(settings, "SELECT count(*) FROM outbox WHERE published_at IS NULL") or 0)
+
+
+def episodic_pending(settings: Settings) -> int:
+    """Events still waiting for their deferred embedding (``streams.store.episodic``)."""
+    where = "embedding IS NULL AND kind <> 'erased' AND content <> ''"
+    return int(scalar(settings, f"SELECT count(*) FROM events WHERE {where}") or 0)

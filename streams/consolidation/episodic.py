@@ -1,0 +1,94 @@
+"""The episodic filler: embeds stored events' contents after their facts were written.
+
+With ``episodic_embedding = "deferred"`` (the default) the write path stores an event
+without its embedding, so no fact waits for the embedding of a whole message; this task
+fills it in later, from the database (the events waiting are its queue, like the outbox
+is the relay's).
+
+Invariants:
+- It only ever sets a NULL embedding, to the embedding of the row's current content
+  (``streams.store.episodic``): idempotent, and never on an erased event.
+- It never stops the worker: a failed round is logged, counted and retried, and the rows it
+  claimed are released by the rollback.
+- One round claims at most ``batch`` rows and holds their row locks only for one embed call.
+- ``consolidator_episodic_backlog`` is the number of events still waiting, as of the last
+  round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from streams.embedding.embedder import Embedder
+from streams.metrics import Metrics
+from streams.store import episodic
+from streams.store.core import Store
+
+log = logging.getLogger(__name__)
+
+
+class EpisodicFiller:
+    """Fills the embeddings of stored events, oldest first, in rounds of ``batch``."""
+
+    def __init__(self, store: Store, embedder: Embedder, metrics: Metrics, batch: int = 64):
+        self.store = store
+        self.embedder = embedder
+        self.metrics = metrics
+        self.batch = batch
+        self.wakeup = asyncio.Event()
+        self.filled = 0
+
+    async def once(self) -> int:
+        """One round: claim, embed and fill up to ``batch`` events; how many were filled."""
+        conn = self.store.conn
+        async with conn.transaction():
+            rows = await episodic.claim(conn, self.batch)
+            if rows:
+                texts = [r["content"] for r in rows]
+                started = time.perf_counter()
+                loop = asyncio.get_running_loop()
+                vectors = await loop.run_in_executor(None, self.embedder.embed, texts)
+                self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
+                await episodic.fill(
+                    conn,
+                    [
+                        (r["project_id"], r["event_id"], v)
+                        for r, v in zip(rows, vectors, strict=True)
+                    ],
+                )
+        self.filled += len(rows)
+        self.metrics.inc("consolidator_episodic_filled_total", len(rows))
+        return len(rows)
+
+    async def drain(self) -> int:
+        """Fill until nothing waits; returns how many were filled."""
+        total = 0
+        while n := await self.once():
+            total += n
+        return total
+
+    async def backlog(self) -> int:
+        """Events still waiting for their embedding (and the gauge set to it)."""
+        n = await episodic.backlog(self.store.conn)
+        self.metrics.set("consolidator_episodic_backlog", n)
+        return n
+
+    async def run(self, interval: float = 0.5) -> None:
+        """Forever: a round on every commit signal (or every ``interval``); survive anything."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wakeup.wait(), timeout=interval)
+            self.wakeup.clear()
+            try:
+                await self.drain()
+                await self.backlog()
+            except Exception as exc:  # the claimed rows were released by the rollback
+                self.metrics.inc("consolidator_episodic_errors_total")
+                log.warning("episodic: round failed, will retry: %s: %s", type(exc).__name__, exc)
+                await asyncio.sleep(interval)
+                if self.store.broken:
+                    with contextlib.suppress(Exception):
+                        await self.store.reconnect()

@@ -1,0 +1,70 @@
+"""The embedding stage: with deferred episodic embedding (the default) the write path never
+embeds an event's content; inline, it does, in the same call as the candidate texts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from schemas.events import RawEvent
+from schemas.facts import ExtractedFact
+from schemas.settings import Settings
+from streams.consolidation.jobs import Incoming, Job
+from streams.consolidation.vectors import VectorStage
+from streams.embedding.cache import EmbeddingCache
+from streams.embedding.embedder import HashEmbedder
+from streams.metrics import Metrics
+from tests.support.examples import examples
+
+
+class Recording(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(16)
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+def _job(i: int, content: str, predicate: str) -> Job:
+    ev = RawEvent.model_validate(
+        {
+            "event_id": f"e{i}",
+            "project_id": "p",
+            "subject_id": "s",
+            "occurred_at": "2026-01-01T00:00:00Z",
+            "content": content,
+        }
+    )
+    cand = ExtractedFact(predicate=predicate, value={"v": i})
+    return Job(msg=Incoming(b"", None), event=ev, candidates=[cand])
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
+contents = st.lists(_text, min_size=1, max_size=8)
+
+
+@hsettings(max_examples=examples(50), deadline=None)
+@given(contents)
+def test_deferred_never_embeds_contents_inline_embeds_each_once(texts: list[str]) -> None:
+    # Contents are prefixed so that none equals a candidate text by accident.
+    jobs = [_job(i, f"said: {t}", "dogs_walked") for i, t in enumerate(texts)]
+    deferred, inline = Recording(), Recording()
+    VectorStage(deferred, EmbeddingCache(100), Metrics()).embed(jobs)
+    out = VectorStage(inline, EmbeddingCache(100), Metrics(), inline=True).embed(jobs)
+    said = {j.event.content for j in jobs}
+    assert not said & set(deferred.seen)
+    assert sorted(t for t in inline.seen if t in said) == sorted(said)
+    assert said <= set(out)
+    # Both embed the candidates' texts, which decisions need.
+    assert set(deferred.seen) == set(inline.seen) - said
+
+
+def test_the_setting_defaults_to_deferred() -> None:
+    assert Settings().embedding.episodic == "deferred"
+    assert Settings(episodic_embedding="inline").embedding.episodic == "inline"
