@@ -107,6 +107,10 @@ class Settings(BaseSettings):
     episodic_embedding: Literal["deferred", "inline"] = "deferred"
     # Events the filler embeds per round (one embed call, one transaction).
     episodic_fill_batch: int = Field(default=64, ge=1, le=4096)
+    # While fewer events than this wait for their embedding, the filler lets a batch in flight
+    # go first (facts before episodic embeddings); at or above it, it fills alongside, so the
+    # backlog stays bounded under sustained load. 0: never wait.
+    episodic_max_backlog: int = Field(default=10_000, ge=0)
     # Attribute resolution (processors.attributes): the cosine distance between two
     # predicates' humanised embeddings at or below which they are the same attribute, unless
     # a number or qualifier tells them apart. Calibrated per model by `consolidator calibrate`.
@@ -251,6 +255,7 @@ class Settings(BaseSettings):
             cache_size=self.embed_cache_size,
             episodic=self.episodic_embedding,
             fill_batch=self.episodic_fill_batch,
+            max_backlog=self.episodic_max_backlog,
         )
 
     @property

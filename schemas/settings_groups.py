@@ -90,6 +90,7 @@ class EmbedderSettings(_Group):
     cache_size: int
     episodic: Literal["deferred", "inline"]
     fill_batch: int
+    max_backlog: int
 
 
 class WorkerSettings(_Group):

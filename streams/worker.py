@@ -103,8 +103,14 @@ class Runtime:
             store = await Store.connect(self.settings)
             await store.ready()
             group = self.settings.embedding
-            self._episodic = EpisodicFiller(store, self.embedder, self.metrics, group.fill_batch)
-            self._episodic.wakeup = self.wakeup
+            self._episodic = EpisodicFiller(
+                store,
+                self.embedder,
+                self.metrics,
+                group.fill_batch,
+                busy=lambda: self._pipeline is not None and self._pipeline.lock.locked(),
+                max_backlog=group.max_backlog,
+            )
         return self._episodic
 
 

@@ -13,6 +13,9 @@ Invariants:
 - One round claims at most ``batch`` rows and holds their row locks only for one embed call.
 - ``consolidator_episodic_backlog`` is the number of events still waiting, as of the last
   round.
+- The write path comes first: while a batch is in flight (``busy``) and fewer than
+  ``max_backlog`` events wait, the filler does not start a round; at or above it, it fills
+  alongside, so the backlog stays bounded under sustained load.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
 from streams.embedding.embedder import Embedder
 from streams.metrics import Metrics
@@ -33,11 +37,21 @@ log = logging.getLogger(__name__)
 class EpisodicFiller:
     """Fills the embeddings of stored events, oldest first, in rounds of ``batch``."""
 
-    def __init__(self, store: Store, embedder: Embedder, metrics: Metrics, batch: int = 64):
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        metrics: Metrics,
+        batch: int = 64,
+        busy: Callable[[], bool] = lambda: False,
+        max_backlog: int = 0,
+    ):
         self.store = store
         self.embedder = embedder
         self.metrics = metrics
         self.batch = batch
+        self.busy = busy
+        self.max_backlog = max_backlog
         self.wakeup = asyncio.Event()
         self.filled = 0
 
@@ -76,15 +90,22 @@ class EpisodicFiller:
         self.metrics.set("consolidator_episodic_backlog", n)
         return n
 
-    async def run(self, interval: float = 0.5) -> None:
-        """Forever: a round on every commit signal (or every ``interval``); survive anything."""
+    async def run(self, interval: float = 0.25) -> None:
+        """Forever: rounds every ``interval`` (or on ``wakeup``); survive anything.
+
+        Not woken by the write path's commit signal: clearing that shared event could make
+        the relay miss one, and a fill a fraction of a second later changes nothing."""
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wakeup.wait(), timeout=interval)
             self.wakeup.clear()
             try:
-                await self.drain()
-                await self.backlog()
+                while (waiting := await self.backlog()) > 0:
+                    if self.busy() and waiting < self.max_backlog:
+                        await asyncio.sleep(0.05)  # the write path first
+                        continue
+                    if not await self.once():
+                        break  # what waits is claimed by another worker's filler
             except Exception as exc:  # the claimed rows were released by the rollback
                 self.metrics.inc("consolidator_episodic_errors_total")
                 log.warning("episodic: round failed, will retry: %s: %s", type(exc).__name__, exc)

@@ -180,3 +180,33 @@ def test_context_serves_waiting_events_by_recency_until_filled(settings: Setting
     # Filled: ranked, the identical text first.
     assert after[0].event_id == "e4" and after[0].distance is not None
     assert after[0].distance < 1e-4 and len(after) == 3
+
+
+def test_the_filler_lets_a_busy_write_path_go_first_until_the_backlog_is_too_long(
+    settings: Settings,
+) -> None:
+    ensure_topics(settings.kafka)
+    asyncio.run(_process(settings, _history(30)))
+
+    async def run_for(seconds: float, busy: bool, max_backlog: int) -> int:
+        store = await Store.connect(settings)
+        embedder = HashEmbedder(settings.embedding_dim)
+        filler = EpisodicFiller(
+            store, embedder, Metrics(), batch=8, busy=lambda: busy, max_backlog=max_backlog
+        )
+        task = asyncio.create_task(filler.run(interval=0.05))
+        try:
+            await asyncio.sleep(seconds)
+            return await filler.backlog()
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await store.close()
+
+    # Busy and a short backlog (30 < 100): nothing is filled.
+    assert asyncio.run(run_for(1.0, busy=True, max_backlog=100)) == 30
+    # Busy but the backlog reached the bound (30 >= 20): it fills down to the bound, then waits.
+    left = asyncio.run(run_for(1.5, busy=True, max_backlog=20))
+    assert 12 <= left < 20
+    # Idle: everything.
+    assert asyncio.run(run_for(1.5, busy=False, max_backlog=20)) == 0
