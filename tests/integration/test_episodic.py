@@ -65,6 +65,12 @@ async def _process(s: Settings, evs: list[dict[str, Any]]) -> None:
         await store.close()
 
 
+async def _connect(s: Settings) -> Store:
+    store = await Store.connect(s)
+    await store.ready()
+    return store
+
+
 def _embedded(s: Settings) -> dict[str, Any]:
     found = rows(s, "SELECT event_id, content, kind, embedding::text AS e FROM events")
     return {r["event_id"]: r for r in found}
@@ -81,7 +87,7 @@ def test_deferred_write_path_stores_events_without_embedding_and_filler_fills_ea
     assert rows(settings, "SELECT count(*) AS n FROM facts")[0]["n"] > 0
 
     async def fill() -> tuple[int, int, int]:
-        stores = [await Store.connect(settings) for _ in range(2)]
+        stores = [await _connect(settings) for _ in range(2)]
         embedder = HashEmbedder(settings.embedding_dim)
         fillers = [EpisodicFiller(st, embedder, Metrics(), batch=16) for st in stores]
         try:
@@ -118,7 +124,7 @@ def test_erased_and_empty_events_are_never_filled_even_when_erased_mid_round(
     asyncio.run(_process(settings, _history(12)))
 
     async def scenario() -> tuple[int, int]:
-        holder, eraser = await Store.connect(settings), await Store.connect(settings)
+        holder, eraser = await _connect(settings), await _connect(settings)
         try:
             await eraser.conn.execute(
                 "UPDATE events SET content = '', kind = 'erased' WHERE event_id = 'e0'"
@@ -163,7 +169,7 @@ def test_context_serves_waiting_events_by_recency_until_filled(settings: Setting
     embedder = HashEmbedder(settings.embedding_dim)
 
     async def ask() -> tuple[list[Any], list[Any]]:
-        store = await Store.connect(settings)
+        store = await _connect(settings)
         try:
             query = evs[4]["content"]  # p0
             before = await reads.context(store, embedder, "p0", "s0", query=query, k=3)
@@ -189,7 +195,7 @@ def test_the_filler_lets_a_busy_write_path_go_first_until_the_backlog_is_too_lon
     asyncio.run(_process(settings, _history(30)))
 
     async def run_for(seconds: float, busy: bool, max_backlog: int) -> int:
-        store = await Store.connect(settings)
+        store = await _connect(settings)
         embedder = HashEmbedder(settings.embedding_dim)
         filler = EpisodicFiller(
             store, embedder, Metrics(), batch=8, busy=lambda: busy, max_backlog=max_backlog
