@@ -13,11 +13,11 @@ variants (report-only). Inserted with COPY into a fresh schema of the configured
 (``CONSOLIDATOR_DATABASE_URL``, else the embedded server of ``consolidator up``); the
 schema and the run's topics are dropped at the end.
 
-The pass runs in a child process (``python -m bench.hygiene --_child``:
-``streams.hygiene.run.execute``, exactly what a worker runs, including the checkpoint
-publish), so its peak RSS is the pass's own; RSS is also sampled every 0.25 s from /proc to
-show it stays flat. Results: wall time of the pass, rows scanned,
-supersedes, supersedes per second, peak RSS, the RSS samples' range.
+A dry run and then the full pass run on the same data, each in a child process
+(``python -m bench.hygiene --_child``: ``streams.hygiene.run.run_pass``, exactly what a
+worker runs, including the checkpoint publish), so its peak RSS is the pass's own; RSS is
+also sampled every 0.25 s from /proc to show it stays flat. Results, for each: wall time,
+rows scanned, supersedes (would-be for the dry run), peak RSS, the RSS samples' range.
 """
 
 from __future__ import annotations
@@ -34,9 +34,48 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from bench.harness import REPO
 from bench.harness.hygiene_data import child, hygiene_settings, populate, rss_kb
+
+
+def _pass(schema: str, prefix: str, mode: str) -> tuple[dict[str, Any], list[int]]:
+    """One pass in a child process, its RSS sampled every 0.25 s: (its summary, samples)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.hygiene", "--_child", schema, prefix, mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    samples: list[int] = []
+
+    def sample() -> None:
+        while proc.poll() is None:
+            if kb := rss_kb(proc.pid):
+                samples.append(kb)
+            time.sleep(0.25)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    sampler.join(2)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the {mode} pass failed:\n{out}")
+    run: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return run, samples
+
+
+def _rss(samples: list[int]) -> dict[str, Any]:
+    # The second half: after imports and connection setup.
+    tail = samples[len(samples) // 2 :] or samples
+    return {
+        "n": len(samples),
+        "min": round(min(samples) / 1024, 1) if samples else None,
+        "max": round(max(samples) / 1024, 1) if samples else None,
+        "second_half_min": round(min(tail) / 1024, 1) if tail else None,
+        "second_half_max": round(max(tail) / 1024, 1) if tail else None,
+    }
 
 
 def main() -> int:
@@ -46,7 +85,9 @@ def main() -> int:
     ap.add_argument("--subjects", type=int, default=100, help="subjects per bank")
     ap.add_argument("--dup-rate", type=float, default=0.05)
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--_child", nargs=2, metavar=("SCHEMA", "PREFIX"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--_child", nargs=3, metavar=("SCHEMA", "PREFIX", "MODE"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
     if args._child:
         child(*args._child)
@@ -70,35 +111,13 @@ def main() -> int:
         load_s = time.perf_counter() - t0
         print(f"inserted {n} memories with COPY in {load_s:.1f}s", file=sys.stderr)
 
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.hygiene", "--_child", schema, prefix],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-        )
-        samples: list[int] = []
-
-        def sample() -> None:
-            while proc.poll() is None:
-                if kb := rss_kb(proc.pid):
-                    samples.append(kb)
-                time.sleep(0.25)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        out, _ = proc.communicate()
-        sampler.join(2)
-        if proc.returncode != 0:
-            print(out, file=sys.stderr)
-            return 1
-        run = json.loads(out.strip().splitlines()[-1])
+        dry, dry_samples = _pass(schema, prefix, "dry")
+        run, samples = _pass(schema, prefix, "full")
         with psycopg.connect(database_url(s), autocommit=True) as c:
             dedup = c.execute(
                 f"SELECT count(*) FROM {schema}.facts WHERE superseded_reason = 'dedup'"
             ).fetchone()
             outbox = c.execute(f"SELECT count(*) FROM {schema}.outbox").fetchone()
-        # RSS over the pass's second half (after imports and connection setup).
-        tail = samples[len(samples) // 2 :] or samples
         result = {
             "benchmark": "hygiene pass",
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -124,19 +143,23 @@ def main() -> int:
                 "supersedes_per_s": round(run["superseded"] / run["wall_s"], 1),
                 "memories_per_s": round(run["scanned"] / run["wall_s"], 1),
                 "peak_rss_mb": round(run["peak_rss_mb"], 1),
-                "rss_samples_mb": {
-                    "n": len(samples),
-                    "min": round(min(samples) / 1024, 1) if samples else None,
-                    "max": round(max(samples) / 1024, 1) if samples else None,
-                    "second_half_min": round(min(tail) / 1024, 1) if tail else None,
-                    "second_half_max": round(max(tail) / 1024, 1) if tail else None,
-                },
+                "rss_samples_mb": _rss(samples),
                 "cpu_user_s": round(run["cpu_user_s"], 2),
                 "cpu_sys_s": round(run["cpu_sys_s"], 2),
                 "errors": run["errors"],
                 "checkpointed": run["checkpointed"],
             },
-            "target": {"wall_s_below": 60, "memory": "flat"},
+            "dry_run": {
+                "wall_s": round(dry["wall_s"], 2),
+                "scanned": dry["scanned"],
+                "would_supersede": dry["superseded"],
+                "same_count_as_full_pass": dry["superseded"] == run["superseded"],
+                "groups": dry["groups"],
+                "peak_rss_mb": round(dry["peak_rss_mb"], 1),
+                "rss_samples_mb": _rss(dry_samples),
+                "cpu_user_s": round(dry["cpu_user_s"], 2),
+            },
+            "target": {"dry_run_wall_s_at_most": 10, "wall_s_at_most": 30, "memory": "flat"},
         }
         text = json.dumps(result, indent=2)
         print(text)

@@ -15,6 +15,8 @@ Invariants:
   alone would leave the choice to the id.) A pinned loser is never
   retired: it is listed in ``skipped_pinned`` and not in ``loser_ids``. Report-only groups
   follow the same rule so a later confirmation can apply them unchanged.
+- Only memories sharing a ``token_set_key`` (``dedup_key``, stored with each fact) can be
+  grouped, so planning the ``candidates`` gives the plan of the whole subject.
 - The plan depends only on the set of memories: any permutation of the input gives the same
   plan (groups sorted by winner_id, losers in survivor order).
 - ``cap_plan`` spends the supersede budget exactly, splitting a group if needed; nothing
@@ -85,6 +87,28 @@ def _buckets(memories: Iterable[Memory], key: Callable[[str], str]) -> list[list
         if k:
             buckets[k].append(memory)
     return [members for members in buckets.values() if len(members) >= 2]
+
+
+# Bumped whenever ``token_set_key`` changes meaning: stored keys of another version are
+# recomputed by the store's migration, and a row whose key is stale is always a candidate.
+DEDUP_KEY_VERSION = "v1"
+
+
+def dedup_key(text: str) -> str:
+    """The stored grouping key of a memory: every group ``plan_subject`` can form (writable
+    or report-only) lies within one key, so only memories sharing a key with another memory
+    of the same subject need to reach Python."""
+    return f"{DEDUP_KEY_VERSION}:{token_set_key(text)}"
+
+
+def candidates(memories: Sequence[Memory]) -> list[Memory]:
+    """The memories that share a non-empty ``token_set_key`` with another one: the only ones
+    that can be in a group, so ``plan_subject(candidates(m)) == plan_subject(m)``."""
+    keys = [token_set_key(m.text) for m in memories]
+    counts: dict[str, int] = defaultdict(int)
+    for k in keys:
+        counts[k] += 1
+    return [m for m, k in zip(memories, keys, strict=True) if k and counts[k] >= 2]
 
 
 def plan_subject(memories: Sequence[Memory]) -> tuple[PlannedGroup, ...]:

@@ -153,7 +153,12 @@ class HygieneStore(Protocol):
     """What the hygiene pass (``streams.hygiene``) asks of the database."""
 
     def scan_bank(self, bank: str) -> AsyncIterator[Memory]:
-        """A bank's live memories ordered by subject, streamed."""
+        """A bank's live memories ordered by subject, streamed: at least every memory that
+        shares a ``token_set_key`` with another of its subject (it may send more)."""
+        ...
+
+    async def live_count(self, bank: str) -> int:
+        """How many live memories the bank holds."""
         ...
 
     def batch(self, keys: Iterable[SubjectKey]) -> AbstractAsyncContextManager[object]:

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 from bench.harness import REPO
+from processors.hygiene import dedup_key
 from schemas.hygiene import HygieneConfig
 from schemas.settings import Settings
 
@@ -101,7 +102,7 @@ def populate(s: Settings, banks: int, subjects: int, memories: int, dup_rate: fl
     n = 0
     cols = (
         "id, project_id, subject_id, predicate, value, statement, status, pinned, "
-        "reinforcement_count, source_event_ids, valid_from, created_at, updated_at"
+        "reinforcement_count, source_event_ids, valid_from, created_at, updated_at, dedup_key"
     )
     with (
         psycopg.connect(database_url(s), options=f"-c search_path={s.database_schema},public") as c,
@@ -138,6 +139,7 @@ def populate(s: Settings, banks: int, subjects: int, memories: int, dup_rate: fl
                             when,
                             when,
                             when,
+                            dedup_key(text),  # as the write path stores it
                         )
                     )
                     n += 1
@@ -156,15 +158,16 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def child(schema: str, prefix: str) -> None:
-    """Run one full pass; print its report summary and resource usage as JSON."""
+def child(schema: str, prefix: str, mode: str = "full") -> None:
+    """Run one pass (``mode``: "dry" or "full"); print its report summary and resource usage
+    as JSON."""
     from streams.hygiene import run as hygiene
     from streams.kafka.client import Publisher
 
     s = hygiene_settings(schema, prefix)
     config = HygieneConfig(max_supersedes_per_run=10_000_000)
     t0 = time.perf_counter()
-    report = asyncio.run(hygiene.run_pass(s, config, Publisher(s.kafka)))
+    report = asyncio.run(hygiene.run_pass(s, config, Publisher(s.kafka), dry_run=mode == "dry"))
     wall = time.perf_counter() - t0
     assert report is not None
     usage = resource.getrusage(resource.RUSAGE_SELF)

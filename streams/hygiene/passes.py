@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from processors.changes import change_messages
-from processors.hygiene import Memory, plan_subject
+from processors.hygiene import Memory, candidates, plan_subject
 from processors.hygiene_apply import merge_groups, supersede_count
 from processors.hygiene_judge import MAX_GROUPS, OfferedGroup, offerable
 from processors.hygiene_schedule import listed_banks
@@ -99,17 +99,17 @@ class Pass(LlmTier):
     async def _subjects(
         self, db: HygieneStore, bank: str, acc: BankTally
     ) -> AsyncIterator[tuple[str, list[Memory]]]:
+        acc.scanned += await db.live_count(bank)
         current: str | None = None
         members: list[Memory] = []
         async for memory in db.scan_bank(bank):
-            acc.scanned += 1
             if memory.subject_id != current:
                 if members and current is not None:
-                    yield current, members
+                    yield current, candidates(members)
                 current, members = memory.subject_id, []
             members.append(memory)
         if members and current is not None:
-            yield current, members
+            yield current, candidates(members)
 
     async def _bank(self, db: HygieneStore, acc: BankTally) -> None:
         # Subjects with groups, in scan order; the writable ones are written per batch.
@@ -185,7 +185,7 @@ class Pass(LlmTier):
                 for memory in await db.fresh_memories(keys):
                     fresh[memory.subject_id].append(memory)
                 for e in entries:
-                    members, groups = fresh[e.subject], e.groups
+                    members, groups = candidates(fresh[e.subject]), e.groups
                     if set(members) != set(e.members):
                         # The stream wrote this subject since the scan: plan what is there now.
                         groups = plan_subject(members) if members else ()

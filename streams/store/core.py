@@ -26,7 +26,7 @@ from schemas.commands import Command
 from schemas.erasure import ErasureRecord
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams.store import erase
+from streams.store import dedup, erase
 from streams.store import schema as sql
 from streams.store.mapping import (  # re-exported: the store's public surface
     SubjectKey,
@@ -92,6 +92,7 @@ class Store(ReadQueries, StateReads):
             await self.conn.execute("SELECT pg_advisory_xact_lock(7305411)")
             for stmt in sql.ddl(self.settings.embedding_dim):
                 await self.conn.execute(stmt)
+        await dedup.backfill(self.conn)  # in its own bounded transactions
         await register_vector_async(self.conn)
 
     async def ready(self) -> None:

@@ -4,8 +4,10 @@ promotion candidates and the list of banks.
 Invariants:
 - One pass at a time per database schema: the runner holds a session-level advisory lock on
   its own connection for the whole pass (released by PostgreSQL if the runner dies).
-- The scan streams a bank's live memories (active, with a statement) ordered by subject
-  through a server-side cursor: memory stays bounded whatever the bank's size.
+- The scan streams a bank's groupable live memories (active, with a statement, sharing a
+  stored dedup key with another of the subject's, or of a subject with a stale key) ordered
+  by subject through a server-side cursor: memory stays bounded whatever the bank's size,
+  and Python only sees the candidates of a group.
 - Rows become ``Memory`` here and ``Fact`` through ``streams.store.core``: one mapping each.
 """
 
@@ -21,13 +23,27 @@ from psycopg.rows import dict_row
 
 from processors.hygiene import Memory
 from schemas.settings import Settings
+from streams.store import dedup
 from streams.store.core import database_url
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
-_SCAN = """SELECT id, subject_id, statement, pinned, reinforcement_count, created_at,
-           valid_from FROM facts WHERE project_id = %s AND status = 'active'
-           AND statement IS NOT NULL ORDER BY subject_id"""
+_LIVE = "project_id = %s AND status = 'active' AND statement IS NOT NULL"
+# Only the memories that can be grouped reach Python: those sharing a stored dedup key with
+# another memory of the subject (the grouping itself is done in SQL), plus every memory of
+# a subject that has a row with a stale key (written before its key was filled).
+_SCAN = f"""WITH live AS (
+               SELECT id, subject_id, statement, pinned, reinforcement_count, created_at,
+                      valid_from, dedup_key FROM facts WHERE {_LIVE}),
+           dup AS (
+               SELECT subject_id, dedup_key FROM live WHERE NOT ({dedup.STALE})
+               GROUP BY subject_id, dedup_key HAVING count(*) > 1),
+           stale AS (SELECT DISTINCT subject_id FROM live WHERE {dedup.STALE})
+           SELECT id, subject_id, statement, pinned, reinforcement_count, created_at, valid_from
+           FROM live WHERE (subject_id, dedup_key) IN (SELECT * FROM dup)
+              OR subject_id IN (SELECT * FROM stale)
+           ORDER BY subject_id"""
+_COUNT = f"SELECT count(*) AS n FROM facts WHERE {_LIVE}"
 
 _FRESH = """SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
            created_at, valid_from FROM facts WHERE status = 'active' AND statement IS NOT NULL
@@ -99,12 +115,20 @@ async def list_banks(conn: Conn) -> list[str]:
 
 
 async def scan_bank(reader: Conn, bank: str) -> AsyncIterator[Memory]:
-    """A bank's live memories ordered by subject, streamed (one transaction, one cursor)."""
+    """A bank's groupable live memories ordered by subject, streamed (one transaction, one
+    cursor): a superset of every memory ``processors.hygiene.plan_subject`` can group."""
     async with reader.transaction(), reader.cursor(name="hygiene_scan") as cur:
         cur.itersize = 5000
         await cur.execute(_SCAN, (bank,))
         async for row in cur:
             yield memory_from_row(row)
+
+
+async def live_count(reader: Conn, bank: str) -> int:
+    """How many live memories the bank holds (what a pass covers)."""
+    cur = await reader.execute(_COUNT, (bank,))
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
 
 
 async def fresh_memories(conn: Conn, keys: Sequence[tuple[str, str]]) -> list[Memory]:

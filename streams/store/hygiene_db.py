@@ -33,8 +33,12 @@ class HygieneDb:
         self.store = store
 
     def scan_bank(self, bank: str) -> AsyncIterator[Memory]:
-        """A bank's live memories ordered by subject, streamed."""
+        """A bank's groupable live memories ordered by subject, streamed."""
         return sql.scan_bank(self.reader, bank)
+
+    async def live_count(self, bank: str) -> int:
+        """How many live memories the bank holds."""
+        return await sql.live_count(self.reader, bank)
 
     def batch(self, keys: Iterable[tuple[str, str]]) -> AbstractAsyncContextManager[object]:
         """One transaction holding the subjects' locks."""

@@ -21,6 +21,7 @@ from pgvector import Vector as PgVector
 from psycopg.types.json import Jsonb, set_json_dumps
 
 from processors.adjudication import Decision, Vector
+from processors.hygiene import dedup_key
 from processors.normalize import statement_key
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, Fact
@@ -107,7 +108,8 @@ def fact_params(f: Fact, embedding: Vector | None) -> list[Any]:
     row["source_event_ids"] = list(f.source_event_ids)
     row["source_count"] = max(f.source_count, len(f.source_event_ids))
     note_key = statement_key(f.statement) if f.is_note and f.statement is not None else None
-    return [row[c] for c in sql.FACT_COLUMNS] + [note_key, embedding]
+    dedup = None if f.statement is None else dedup_key(f.statement)
+    return [row[c] for c in sql.FACT_COLUMNS] + [note_key, dedup, embedding]
 
 
 def provenance(decisions: Iterable[Decision]) -> tuple[list[list[str]], list[tuple[str, str]]]:

@@ -140,6 +140,9 @@ def ddl(dim: int) -> list[str]:
         # A note's exact-equality key (processors.normalize.statement_key), so the write path
         # loads only the notes a batch can reinforce, never all of a subject's notes.
         "ALTER TABLE facts ADD COLUMN IF NOT EXISTS note_key text",
+        # processors.hygiene.dedup_key of the statement (computed in Python: NFKC, casefold);
+        # rows without one, or of an older key version, are filled by Store.migrate.
+        "ALTER TABLE facts ADD COLUMN IF NOT EXISTS dedup_key text",
         """UPDATE facts SET note_key = normalize(btrim(statement, E' \t\n\r\f\v'), NFC)
            WHERE predicate IS NULL AND statement IS NOT NULL AND note_key IS NULL""",
         """CREATE INDEX IF NOT EXISTS facts_active_notes ON facts (project_id, subject_id, note_key)
@@ -296,11 +299,12 @@ CONFLICT_COLUMNS = (
 )
 
 UPSERT_FACT = f"""
-INSERT INTO facts ({", ".join(FACT_COLUMNS)}, note_key, embedding)
-VALUES ({", ".join(["%s"] * (len(FACT_COLUMNS) + 2))})
+INSERT INTO facts ({", ".join(FACT_COLUMNS)}, note_key, dedup_key, embedding)
+VALUES ({", ".join(["%s"] * (len(FACT_COLUMNS) + 3))})
 ON CONFLICT (id) DO UPDATE SET
 {", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS[1:])},
 note_key = EXCLUDED.note_key,
+dedup_key = EXCLUDED.dedup_key,
 embedding = COALESCE(EXCLUDED.embedding, facts.embedding)
 """
 

@@ -35,8 +35,8 @@ KINDS = SECTIONS
 REPORT_FIELD = COUNT_FIELD
 
 INSERT_FACT = f"""
-INSERT INTO facts ({", ".join(sql.FACT_COLUMNS)}, note_key, embedding)
-VALUES ({", ".join(["%s"] * (len(sql.FACT_COLUMNS) + 2))})
+INSERT INTO facts ({", ".join(sql.FACT_COLUMNS)}, note_key, dedup_key, embedding)
+VALUES ({", ".join(["%s"] * (len(sql.FACT_COLUMNS) + 3))})
 ON CONFLICT (id) DO NOTHING
 """
 INSERT_CONFLICT = f"""

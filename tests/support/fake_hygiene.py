@@ -58,6 +58,9 @@ class FakeHygieneStore:
         for f in sorted(self._live(bank), key=lambda f: (f.subject_id, f.id)):
             yield memory_of(f)
 
+    async def live_count(self, bank: str) -> int:
+        return len(self._live(bank))
+
     @contextlib.asynccontextmanager
     async def batch(self, keys: Iterable[tuple[str, str]]) -> AsyncIterator[object]:
         saved = (dict(self.facts), list(self.outbox))

@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.hygiene import Memory, cap_plan, choose_survivor, plan_subject
+from processors.hygiene import (
+    DEDUP_KEY_VERSION,
+    Memory,
+    candidates,
+    cap_plan,
+    choose_survivor,
+    dedup_key,
+    plan_subject,
+)
+from processors.normalize import normalize_text, token_set_key
 from schemas.hygiene import PlannedGroup
 from tests.support.examples import examples
 
@@ -232,3 +241,48 @@ def test_the_earliest_observation_survives_whatever_the_ids(
     ]
     (group,) = plan_subject(members)
     assert group.winner_id == ids[0]
+
+
+# --- the stored dedup key and the candidates the scan sends -------------------------------
+
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+variants = st.tuples(any_text, st.sampled_from(["", ".", "!", "  ", " ,", "\u00a0"])).map(
+    lambda t: t[0] + t[1]
+)
+unicode_lists = st.lists(st.one_of(variants, decorated), max_size=12).map(
+    lambda rows: [mem(f"m{i:02d}", text) for i, text in enumerate(rows)]
+)
+
+
+@settings(max_examples=examples(300))
+@given(st.one_of(memory_lists, unicode_lists), st.data())
+def test_planning_the_candidates_is_planning_the_subject(
+    memories: list[Memory], data: st.DataObject
+) -> None:
+    # Variants of drawn memories make groups likely; any unicode makes keys hostile.
+    extra = [
+        mem(f"v{i:02d}", data.draw(st.sampled_from(["", ".", " ", "!"])) + m.text.upper())
+        for i, m in enumerate(memories[:4])
+    ]
+    everything = memories + extra
+    assert plan_subject(candidates(everything)) == plan_subject(everything)
+
+
+@settings(max_examples=examples(300))
+@given(any_text, st.sampled_from(["upper", "lower", "casefold", "punct", "space", "nfkd"]))
+def test_texts_a_group_can_join_share_a_dedup_key(text: str, how: str) -> None:
+    import unicodedata
+
+    other = {
+        "upper": text.upper(),
+        "lower": text.lower(),
+        "casefold": text.casefold(),
+        "punct": f"¡{text}!?",
+        "space": f"  {text.replace(' ', '   ')} ",
+        "nfkd": unicodedata.normalize("NFKD", text),
+    }[how]
+    if normalize_text(other) == normalize_text(text):
+        assert dedup_key(other) == dedup_key(text)
+    if token_set_key(other) == token_set_key(text):
+        assert dedup_key(other) == dedup_key(text)
+    assert dedup_key(text).startswith(f"{DEDUP_KEY_VERSION}:")
