@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
@@ -76,9 +77,15 @@ def embedding_text(
     return f"{predicate} {canonical_value(value or {})}"
 
 
+# A run of characters that are not ``str.isalnum``: for str patterns ``\w`` is exactly
+# isalnum plus "_" (checked over every code point by tests/unit/test_normalize_fast.py), and
+# one regex pass is ~10x faster than a per-character generator.
+_NON_ALNUM = re.compile(r"[\W_]+")
+
+
 def _normalize_round(text: str) -> str:
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return " ".join("".join(ch if ch.isalnum() else " " for ch in folded).split())
+    return " ".join(_NON_ALNUM.sub(" ", folded).split())
 
 
 def normalize_text(text: str) -> str:

@@ -166,7 +166,8 @@ class HygieneStore(Protocol):
         ...
 
     async def fresh_memories(self, keys: Sequence[SubjectKey]) -> list[Memory]:
-        """The subjects' live memories now (called under their locks)."""
+        """The subjects' live memories now (called under their locks): at least every one
+        that shares a ``token_set_key`` with another of its subject."""
         ...
 
     async def facts_by_ids(self, ids: Sequence[str]) -> dict[str, Fact]:

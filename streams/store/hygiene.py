@@ -45,9 +45,19 @@ _SCAN = f"""WITH live AS (
            ORDER BY subject_id"""
 _COUNT = f"SELECT count(*) AS n FROM facts WHERE {_LIVE}"
 
-_FRESH = """SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
-           created_at, valid_from FROM facts WHERE status = 'active' AND statement IS NOT NULL
-           AND (project_id, subject_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"""
+_FRESH = f"""WITH live AS (
+               SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
+                      created_at, valid_from, dedup_key FROM facts
+               WHERE status = 'active' AND statement IS NOT NULL
+               AND (project_id, subject_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))),
+           dup AS (
+               SELECT project_id, subject_id, dedup_key FROM live WHERE NOT ({dedup.STALE})
+               GROUP BY project_id, subject_id, dedup_key HAVING count(*) > 1),
+           stale AS (SELECT DISTINCT project_id, subject_id FROM live WHERE {dedup.STALE})
+           SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
+                  created_at, valid_from
+           FROM live WHERE (project_id, subject_id, dedup_key) IN (SELECT * FROM dup)
+              OR (project_id, subject_id) IN (SELECT * FROM stale)"""
 
 
 class PassBusy(RuntimeError):
@@ -132,7 +142,8 @@ async def live_count(reader: Conn, bank: str) -> int:
 
 
 async def fresh_memories(conn: Conn, keys: Sequence[tuple[str, str]]) -> list[Memory]:
-    """The live memories of these subjects now (called under their locks)."""
+    """The groupable live memories of these subjects now (called under their locks), chosen
+    as the scan chooses them."""
     cur = await conn.execute(_FRESH, ([k[0] for k in keys], [k[1] for k in keys]))
     return [memory_from_row(r) for r in await cur.fetchall()]
 

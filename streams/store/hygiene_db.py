@@ -45,7 +45,7 @@ class HygieneDb:
         return self.store.batch(keys)
 
     async def fresh_memories(self, keys: Sequence[tuple[str, str]]) -> list[Memory]:
-        """The subjects' live memories now (call under their locks)."""
+        """The subjects' groupable live memories now (call under their locks)."""
         return await sql.fresh_memories(self.store.conn, keys)
 
     async def facts_by_ids(self, ids: Sequence[str]) -> dict[str, Fact]:
