@@ -19,6 +19,7 @@ from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, candidates_responder, is_batch_request
 from tests.support.workers import (
     WorkerProcess,
+    episodic_pending,
     event,
     outbox_pending,
     rows,
@@ -157,10 +158,18 @@ def test_identical_candidate_texts_are_embedded_once(settings: Settings, tmp_pat
         wait_until(lambda: w.check() and stored(4), 60, "first batch stored")
         sdk.publish_events(s, batch(4))  # a later batch: the candidate text is cached by now
         wait_until(lambda: w.check() and stored(8) and outbox_pending(s) == 0, 60, "all stored")
+        wait_until(lambda: episodic_pending(s) == 0, 30, "contents embedded")
+        wait_until(
+            lambda: metric(w.metrics(), "consolidator_episodic_filled_total") == 8,
+            30,
+            "fill counted",
+        )
         metrics = w.metrics()
-    # 8 distinct contents + the one candidate text + its attribute (the humanised predicate,
-    # "home city", for attribute resolution), whatever the batches were.
-    assert metric(metrics, "consolidator_embed_batch_size_sum") == 10
+    # The write path embeds the one candidate text and its attribute (the humanised predicate,
+    # "home city", for attribute resolution), whatever the batches were; the 8 distinct
+    # contents are embedded once each, after the commit, by the episodic filler.
+    assert metric(metrics, "consolidator_embed_batch_size_sum") == 2
+    assert metric(metrics, "consolidator_episodic_filled_total") == 8
     assert metric(metrics, "consolidator_embed_cache_hits_total") >= 2
     assert metric(metrics, "consolidator_embed_cache_entries") == 2
     vectors = {r["e"] for r in rows(s, "SELECT embedding::text AS e FROM facts")}
