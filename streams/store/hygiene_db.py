@@ -5,8 +5,8 @@ Invariants:
   streaming; every write goes through the store's connection inside ``batch`` (the subjects'
   transaction-scoped locks, the stream's lock order), so the scan's snapshot never holds a
   lock a worker waits on.
-- ``merge`` writes every decision of one transaction pipelined, each with its change events
-  queued in the outbox (``Store.apply``).
+- ``merge`` writes every decision of one transaction in decision order, pipelined, with
+  their change events queued in the outbox in the same order (``Store.apply_many``).
 """
 
 from __future__ import annotations
@@ -53,10 +53,13 @@ class HygieneDb:
         return await self.store.facts_by_ids(ids)
 
     async def merge(self, writes: Sequence[tuple[Decision, Sequence[OutMessage]]]) -> None:
-        """Apply the merges' decisions, pipelined, in the current transaction."""
+        """Apply the merges' decisions in the current transaction: a few statements for the
+        whole batch (``Store.apply_many``: fact writes in decision order, then provenance,
+        aliases and the outbox), pipelined."""
         async with self.store.conn.pipeline():
-            for decision, messages in writes:
-                await self.store.apply(decision, messages)
+            await self.store.apply_many(
+                [decision for decision, _m in writes], [m for _d, ms in writes for m in ms]
+            )
 
     async def promotion_candidates(
         self, bank: str, threshold: int, rule: str, limit: int
