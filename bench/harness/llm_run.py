@@ -139,6 +139,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "end_to_end_latency": lat["item_changed"],
             "latency_fact_created": lat["fact_created"],
             "cpu": cpu,
+            # The stub runs in this (the bench's) process: the worker's CPU is its own.
+            "worker_cpu_ms_per_call": round(
+                cpu["cpu_s"]["worker"] * 1e3 / max(1, usage.requests - calls0), 3
+            ),
+            "worker_cpu_ms_per_event": round(cpu["cpu_s"]["worker"] * 1e3 / len(msgs), 3),
             "worker_retries": metrics.get("consolidator_retries_total", 0.0),
             "worker_dlq": sum(v for k, v in metrics.items() if k.startswith("consolidator_dlq")),
             "texts_embedded_per_event": round(
