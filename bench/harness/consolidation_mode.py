@@ -26,6 +26,7 @@ from bench.harness.watch import (
     phase_latency,
     wait_applied,
     wait_embedded,
+    watch,
 )
 from bench.harness.worker import make_worker
 from tests.support.kafka_io import delete_topics, publish
@@ -108,10 +109,7 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     try:
         worker.start()
         worker.wait_ready(timeout=180)
-        watcher = ChangeWatcher(settings)
-        watcher.start()
-        if not watcher.ready.wait(30):
-            raise RuntimeError("watcher did not get its assignment")
+        watcher = watch(settings)
         time.sleep(1.0)  # let the idle worker settle (first fetches, relay's initial drain)
 
         # Phase 1: saturating throughput.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.accounting import CpuMeter
-from bench.harness.watch import ChangeWatcher, phase_latency, wait_applied
+from bench.harness.watch import ChangeWatcher, phase_latency, wait_applied, watch
 from bench.harness.worker import make_worker
 from tests.support.kafka_io import publish
 from tests.support.metrics import samples
@@ -111,10 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         worker.start()
         worker.wait_ready(timeout=180)
-        watcher = ChangeWatcher(settings)
-        watcher.start()
-        if not watcher.ready.wait(30):
-            raise RuntimeError("watcher did not get its assignment")
+        watcher = watch(settings)
         time.sleep(1.0)
         pub_ts: dict[str, float] = {}
         watcher.expect(ids)

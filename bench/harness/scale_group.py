@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from bench.harness.watch import ChangeWatcher, phase_latency, wait_applied
+from bench.harness.watch import phase_latency, wait_applied, watch
 from bench.harness.worker import make_worker
 from tests.support.kafka_io import publish
 from tests.support.net import free_port
@@ -89,9 +89,7 @@ def one(
             w.wait_ready(timeout=180)
         out["assigned_partitions_total"] = wait_stable(workers, total)
         calls0 = stub.usage.requests if stub else 0
-        watcher = ChangeWatcher(s)
-        watcher.start()
-        watcher.ready.wait(30)
+        watcher = watch(s)
         pub_ts: dict[str, float] = {}
         ids = [m[0] for m in msgs]
         watcher.expect(ids)

@@ -14,6 +14,7 @@ import time
 import uuid
 from typing import Any
 
+from streams.store.episodic import WAITING
 from tests.support.workers import db
 
 
@@ -91,6 +92,15 @@ class ChangeWatcher(threading.Thread):
         self.join(10)
 
 
+def watch(settings: Any) -> ChangeWatcher:
+    """A started change watcher that holds its assignment (RuntimeError after 30 s without)."""
+    watcher = ChangeWatcher(settings)
+    watcher.start()
+    if not watcher.ready.wait(30):
+        raise RuntimeError("watcher did not get its assignment")
+    return watcher
+
+
 def high_watermarks(settings: Any) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
@@ -151,9 +161,7 @@ def wait_embedded(settings: Any, timeout: float, worker: Any) -> float:
     with db(settings) as conn:
         while True:
             now = time.time()
-            n = conn.execute(
-                "SELECT count(*) AS n FROM events WHERE embedding IS NULL AND content <> ''"
-            ).fetchone()["n"]
+            n = conn.execute(f"SELECT count(*) AS n FROM events WHERE {WAITING}").fetchone()["n"]
             if n == 0:
                 return now
             worker.check()

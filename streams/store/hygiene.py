@@ -28,36 +28,30 @@ from streams.store.core import database_url
 
 Conn = psycopg.AsyncConnection[dict[str, Any]]
 
-_LIVE = "project_id = %s AND status = 'active' AND statement IS NOT NULL"
-# Only the memories that can be grouped reach Python: those sharing a stored dedup key with
-# another memory of the subject (the grouping itself is done in SQL), plus every memory of
-# a subject that has a row with a stale key (written before its key was filled).
-_SCAN = f"""WITH live AS (
-               SELECT id, subject_id, statement, pinned, reinforcement_count, created_at,
-                      valid_from, dedup_key FROM facts WHERE {_LIVE}),
-           dup AS (
-               SELECT subject_id, dedup_key FROM live WHERE NOT ({dedup.STALE})
-               GROUP BY subject_id, dedup_key HAVING count(*) > 1),
-           stale AS (SELECT DISTINCT subject_id FROM live WHERE {dedup.STALE})
-           SELECT id, subject_id, statement, pinned, reinforcement_count, created_at, valid_from
-           FROM live WHERE (subject_id, dedup_key) IN (SELECT * FROM dup)
-              OR subject_id IN (SELECT * FROM stale)
-           ORDER BY subject_id"""
-_COUNT = f"SELECT count(*) AS n FROM facts WHERE {_LIVE}"
+_MEMORY = (
+    "id, project_id, subject_id, statement, pinned, reinforcement_count, created_at, valid_from"
+)
+_LIVE = "status = 'active' AND statement IS NOT NULL"
 
-_FRESH = f"""WITH live AS (
-               SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
-                      created_at, valid_from, dedup_key FROM facts
-               WHERE status = 'active' AND statement IS NOT NULL
-               AND (project_id, subject_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))),
+
+def _groupable(scope: str, order: str = "") -> str:
+    """The live memories within ``scope`` that can be grouped: those sharing a stored dedup
+    key with another memory of their subject (the grouping itself done here, in SQL), plus
+    every memory of a subject that has a row with a stale key (written before its key was
+    filled). The scan and the re-read under the locks choose alike through this one text."""
+    return f"""WITH live AS (SELECT {_MEMORY}, dedup_key FROM facts WHERE {_LIVE} AND {scope}),
            dup AS (
                SELECT project_id, subject_id, dedup_key FROM live WHERE NOT ({dedup.STALE})
                GROUP BY project_id, subject_id, dedup_key HAVING count(*) > 1),
            stale AS (SELECT DISTINCT project_id, subject_id FROM live WHERE {dedup.STALE})
-           SELECT id, project_id, subject_id, statement, pinned, reinforcement_count,
-                  created_at, valid_from
-           FROM live WHERE (project_id, subject_id, dedup_key) IN (SELECT * FROM dup)
-              OR (project_id, subject_id) IN (SELECT * FROM stale)"""
+           SELECT {_MEMORY} FROM live
+           WHERE (project_id, subject_id, dedup_key) IN (SELECT * FROM dup)
+              OR (project_id, subject_id) IN (SELECT * FROM stale) {order}"""
+
+
+_SCAN = _groupable("project_id = %s", "ORDER BY subject_id")
+_FRESH = _groupable("(project_id, subject_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))")
+_COUNT = f"SELECT count(*) AS n FROM facts WHERE project_id = %s AND {_LIVE}"
 
 
 class PassBusy(RuntimeError):

@@ -17,6 +17,7 @@ Invariants enforced by the database itself, so a bug elsewhere fails loudly:
 from __future__ import annotations
 
 from schemas.base import MAX_LISTED_IDS
+from streams.store.episodic import WAITING
 
 
 def ddl(dim: int) -> list[str]:
@@ -41,8 +42,7 @@ def ddl(dim: int) -> list[str]:
         "CREATE INDEX IF NOT EXISTS events_subject ON events (project_id, subject_id)",
         # Events waiting for their deferred embedding (streams.store.episodic.WAITING): small
         # when the filler keeps up, so claiming and counting them stays cheap at any size.
-        """CREATE INDEX IF NOT EXISTS events_unembedded ON events (recorded_at)
-           WHERE embedding IS NULL AND kind <> 'erased' AND content <> ''""",
+        f"CREATE INDEX IF NOT EXISTS events_unembedded ON events (recorded_at) WHERE {WAITING}",
         # No HNSW index on events.embedding: every read is scoped to one subject, where the
         # btree on (project_id, subject_id) plus an exact distance is both exact and fast,
         # and the index cost ~0.65 ms of PostgreSQL time per stored event.

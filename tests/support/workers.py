@@ -22,6 +22,7 @@ from pydantic import SecretStr
 
 from schemas import topics
 from schemas.settings import Settings
+from streams.store.episodic import WAITING
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -252,5 +253,4 @@ def outbox_pending(settings: Settings) -> int:
 
 def episodic_pending(settings: Settings) -> int:
     """Events still waiting for their deferred embedding (``streams.store.episodic``)."""
-    where = "embedding IS NULL AND kind <> 'erased' AND content <> ''"
-    return int(scalar(settings, f"SELECT count(*) FROM events WHERE {where}") or 0)
+    return int(scalar(settings, f"SELECT count(*) FROM events WHERE {WAITING}") or 0)
