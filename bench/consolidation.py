@@ -75,6 +75,11 @@ def main() -> int:
         action="store_true",
         help="stage timers + stack sampler in the worker (results to /tmp)",
     )
+    p.add_argument(
+        "--dump-latencies",
+        type=Path,
+        help="write the paced phase's (publish, relay produce, seen) times per event as JSON",
+    )
     p.add_argument("--keep", action="store_true", help="keep the schema and topics")
     p.add_argument("--output", type=Path, help="results JSON (default bench/results/...)")
     p.add_argument(

@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     # go first (facts before episodic embeddings); at or above it, it fills alongside, so the
     # backlog stays bounded under sustained load. 0: never wait.
     episodic_max_backlog: int = Field(default=10_000, ge=0)
+    # The filler embeds on its own thread with its own model session of this many threads
+    # (fastembed), at this niceness (Linux; 0 = as the write path): the write path's embedding
+    # and the event loop get the CPU first, so deferred contents never add to fact latency.
+    episodic_threads: int = Field(default=1, ge=1, le=64)
+    episodic_nice: int = Field(default=10, ge=0, le=19)
     # Attribute resolution (processors.attributes): the cosine distance between two
     # predicates' humanised embeddings at or below which they are the same attribute, unless
     # a number or qualifier tells them apart. Calibrated per model by `consolidator calibrate`.
@@ -256,6 +261,8 @@ class Settings(BaseSettings):
             episodic=self.episodic_embedding,
             fill_batch=self.episodic_fill_batch,
             max_backlog=self.episodic_max_backlog,
+            episodic_threads=self.episodic_threads,
+            episodic_nice=self.episodic_nice,
         )
 
     @property

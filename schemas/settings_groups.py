@@ -91,6 +91,8 @@ class EmbedderSettings(_Group):
     episodic: Literal["deferred", "inline"]
     fill_batch: int
     max_backlog: int
+    episodic_threads: int
+    episodic_nice: int
 
 
 class WorkerSettings(_Group):

@@ -38,6 +38,8 @@ from streams.consolidation.faults import NO_FAULTS, FaultHook
 from streams.consolidation.pipeline import Incoming, Pipeline
 from streams.consolidation.relay import Relay
 from streams.embedding.embedder import make_embedder
+from streams.embedding.lane import episodic_lane
+from streams.embedding.malloc import limit_arenas
 from streams.http import api
 from streams.http import auth as api_auth
 from streams.http import erase as api_erase
@@ -103,13 +105,15 @@ class Runtime:
             store = await Store.connect(self.settings)
             await store.ready()
             group = self.settings.embedding
+            lane, embedder = await episodic_lane(group, self.embedder)
             self._episodic = EpisodicFiller(
                 store,
-                self.embedder,
+                embedder,
                 self.metrics,
                 group.fill_batch,
                 busy=lambda: self._pipeline is not None and self._pipeline.lock.locked(),
                 max_backlog=group.max_backlog,
+                lane=lane,
             )
         return self._episodic
 
@@ -280,6 +284,7 @@ def arm_stop_watchdog(timeout: float) -> threading.Timer:
 
 def run(settings: Settings, loglevel: str = "warning", faults: FaultHook = NO_FAULTS) -> None:
     """Run the worker until it is stopped."""
+    limit_arenas()  # before any thread: see streams.embedding.malloc
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
     safety.log_startup(settings)
     tracing.setup(settings)

@@ -152,6 +152,12 @@ def run_mode(mode: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
                 "seconds": round(p_end - p_first, 3),
                 "latency": phase_latency(watcher, ids2, pub_ts),
             }
+            if getattr(args, "dump_latencies", None):
+                # Per event: publish time, relay produce time, first sighting (tail analysis).
+                rows = [
+                    (pub_ts[i], *watcher.created[i][::-1]) for i in ids2 if i in watcher.created
+                ]
+                args.dump_latencies.write_text(json.dumps(sorted(rows)))
         m2 = samples(worker.metrics())
         outcomes = {
             k.split('"')[1]: v for k, v in m2.items() if k.startswith("consolidator_outcomes_total")

@@ -11,6 +11,8 @@ Invariants:
 - It never stops the worker: a failed round is logged, counted and retried, and the rows it
   claimed are released by the rollback.
 - One round claims at most ``batch`` rows and holds their row locks only for one embed call.
+- Its embedding runs on its own low-priority ``Lane`` (own thread and model session), so it
+  takes only the CPU the write path leaves (``episodic_nice``, ``episodic_threads``).
 - ``consolidator_episodic_backlog`` is the number of events still waiting, as of the last
   round.
 - The write path comes first: while a batch is in flight (``busy``) and fewer than
@@ -27,6 +29,7 @@ import time
 from collections.abc import Callable
 
 from streams.embedding.embedder import Embedder
+from streams.embedding.lane import Lane
 from streams.metrics import Metrics
 from streams.store import episodic
 from streams.store.core import Store
@@ -45,6 +48,7 @@ class EpisodicFiller:
         batch: int = 64,
         busy: Callable[[], bool] = lambda: False,
         max_backlog: int = 0,
+        lane: Lane | None = None,
     ):
         self.store = store
         self.embedder = embedder
@@ -52,6 +56,7 @@ class EpisodicFiller:
         self.batch = batch
         self.busy = busy
         self.max_backlog = max_backlog
+        self.lane = lane
         self.wakeup = asyncio.Event()
         self.filled = 0
 
@@ -63,8 +68,11 @@ class EpisodicFiller:
             if rows:
                 texts = [r["content"] for r in rows]
                 started = time.perf_counter()
-                loop = asyncio.get_running_loop()
-                vectors = await loop.run_in_executor(None, self.embedder.embed, texts)
+                if self.lane is not None:
+                    vectors = await self.lane.run(self.embedder.embed, texts)
+                else:
+                    loop = asyncio.get_running_loop()
+                    vectors = await loop.run_in_executor(None, self.embedder.embed, texts)
                 self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
                 await episodic.fill(
                     conn,

@@ -106,7 +106,11 @@ class HashEmbedder:
 
 
 class FastEmbedEmbedder:
-    """fastembed ONNX model loaded from a local dir only (no hub access)."""
+    """fastembed ONNX model loaded from a local dir only (no hub access).
+
+    fastembed tokenises and pools; the onnxruntime session under it is ours (``_session``):
+    no thread spinning unless allowed, no memory arena, and, with ``optimize=False``, no graph
+    optimisation (same vectors, a third of the memory, slower on small batches)."""
 
     def __init__(
         self,
@@ -115,21 +119,24 @@ class FastEmbedEmbedder:
         threads: int | None = None,
         batch_size: int = 64,
         allow_spinning: bool = False,
+        optimize: bool = True,
     ) -> None:
         from fastembed import TextEmbedding
 
         model_dir = Path(model_dir).resolve()
         # specific_model_path makes fastembed load from the dir before any download attempt;
-        # cache_dir too, or it creates /tmp/fastembed_cache.
+        # cache_dir too, or it creates /tmp/fastembed_cache. lazy_load: the session is ours.
         self._model: Any = TextEmbedding(
             model_name,
             specific_model_path=str(model_dir),
             cache_dir=str(model_dir),
             threads=threads,
+            lazy_load=True,
         )
-        self.spinning = True
-        if not allow_spinning:
-            self.spinning = not _stop_spinning(self._model, model_dir, threads)
+        self.spinning = allow_spinning
+        if not _own_session(self._model, model_dir, threads, allow_spinning, optimize):
+            log.warning("fastembed internals changed: its own onnxruntime session is used")
+            self.spinning = True
         known = {m["model"]: m for m in TextEmbedding.list_supported_models()}
         self.dim = int(known[model_name]["dim"]) if model_name in known else self._probe_dim()
         self.name = model_name
@@ -148,36 +155,53 @@ class FastEmbedEmbedder:
         return _normalise(np.stack(rows))
 
 
-def _stop_spinning(model: Any, model_dir: Path, threads: int | None) -> bool:
-    """Reload fastembed's ONNX session with thread-pool spinning off; False if not possible.
+def _own_session(
+    model: Any, model_dir: Path, threads: int | None, allow_spinning: bool, optimize: bool
+) -> bool:
+    """Give the lazily built fastembed model our onnxruntime session; False if not possible
+    (fastembed then builds its own on first use).
 
-    onnxruntime's pool threads busy-wait after every run by default. A worker embedding a
-    few texts every 50 ms then burns ~3x the CPU of the inference itself (bench/embed_overheads.py:
-    42 vs 15 ms of CPU per 3-text call), taken from PostgreSQL, Kafka and its own event loop on a
-    small machine; large batches are not slower without it. fastembed exposes no option for
-    it, so the session it built is replaced by one with the same model, providers and threads.
+    - Spinning: onnxruntime's pool threads busy-wait after every run by default. A worker
+      embedding a few texts every 50 ms then burns ~3x the CPU of the inference itself
+      (bench/embed_overheads.py: 42 vs 15 ms of CPU per 3-text call), taken from PostgreSQL,
+      Kafka and its own event loop on a small machine; large batches are not slower without.
+    - Arena: the CPU arena keeps the peak of the largest batch seen (~80 MiB more after a
+      256-text call); without it memory follows the batch.
+    - Optimisation: graph optimisation folds the int8 weights into float copies (a 160 MiB
+      session instead of 36 MiB); it pays on the write path's small batches, not in a
+      background lane's large ones.
     """
     import onnxruntime as ort
 
     inner: Any = getattr(model, "model", None)
-    session = getattr(inner, "model", None)
-    if not isinstance(session, ort.InferenceSession):
-        log.warning("fastembed internals changed: onnxruntime thread spinning left on")
+    description = getattr(inner, "model_description", None)
+    ensure_tokenizer = getattr(inner, "_ensure_tokenizer", None)
+    if inner is None or description is None or ensure_tokenizer is None:
         return False
-    path = getattr(session, "_model_path", None) or str(model_dir / "model.onnx")
     so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.graph_optimization_level = (
+        ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if optimize
+        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    )
+    so.enable_cpu_mem_arena = False
     if threads is not None:
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = threads
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    so.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    inner.model = ort.InferenceSession(path, providers=session.get_providers(), sess_options=so)
+    if not allow_spinning:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    path = model_dir / description.model_file
+    inner.model = ort.InferenceSession(
+        str(path), providers=["CPUExecutionProvider"], sess_options=so
+    )
+    ensure_tokenizer()
     return True
 
 
-def make_embedder(embedding: EmbedderSettings) -> Embedder:
-    """The embedder the settings ask for; fastembed assembles its model dir first."""
+def make_embedder(embedding: EmbedderSettings, optimize: bool = True) -> Embedder:
+    """The embedder the settings ask for; fastembed assembles its model dir first.
+    ``optimize=False``: the compact, unoptimised session (``_own_session``)."""
     if embedding.kind == "hash":
         return HashEmbedder(embedding.dim)
     from streams.embedding.model_setup import ensure_model_dir
@@ -189,6 +213,7 @@ def make_embedder(embedding: EmbedderSettings) -> Embedder:
         embedding.threads,
         embedding.batch_size,
         allow_spinning=embedding.allow_spinning,
+        optimize=optimize,
     )
     if embedder.dim != embedding.dim:
         raise ValueError(
