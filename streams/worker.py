@@ -39,7 +39,7 @@ from streams.consolidation.pipeline import Incoming, Pipeline
 from streams.consolidation.relay import Relay
 from streams.embedding.embedder import make_embedder
 from streams.embedding.lane import episodic_lane
-from streams.embedding.malloc import limit_arenas
+from streams.embedding.malloc import tame_malloc
 from streams.http import api
 from streams.http import auth as api_auth
 from streams.http import erase as api_erase
@@ -284,7 +284,7 @@ def arm_stop_watchdog(timeout: float) -> threading.Timer:
 
 def run(settings: Settings, loglevel: str = "warning", faults: FaultHook = NO_FAULTS) -> None:
     """Run the worker until it is stopped."""
-    limit_arenas()  # before any thread: see streams.embedding.malloc
+    tame_malloc()  # before any thread: see streams.embedding.malloc
     logging.basicConfig(level=getattr(logging, loglevel.upper(), logging.WARNING))
     safety.log_startup(settings)
     tracing.setup(settings)

@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
 
 from processors.adjudication import Decision, Vector
@@ -38,6 +37,7 @@ from streams.store.mapping import (  # re-exported: the store's public surface
     fact_params,
     lock_key,
     provenance,
+    register_vector,
 )
 from streams.store.queries import ReadQueries
 from streams.store.state import StateReads
@@ -93,11 +93,11 @@ class Store(ReadQueries, StateReads):
             for stmt in sql.ddl(self.settings.embedding_dim):
                 await self.conn.execute(stmt)
         await dedup.backfill(self.conn)  # in its own bounded transactions
-        await register_vector_async(self.conn)
+        await register_vector(self.conn)
 
     async def ready(self) -> None:
         """Register the vector type on the connection."""
-        await register_vector_async(self.conn)
+        await register_vector(self.conn)
 
     async def close(self) -> None:
         """Close the connection."""

@@ -12,7 +12,7 @@ import pytest
 from schemas.settings import Settings
 from streams.embedding.embedder import HashEmbedder
 from streams.embedding.lane import Lane, episodic_lane
-from streams.embedding.malloc import limit_arenas
+from streams.embedding.malloc import tame_malloc
 
 
 def _where() -> tuple[int, int]:
@@ -67,10 +67,13 @@ def test_the_hash_embedder_is_shared_by_the_lane() -> None:
     assert asyncio.run(go()) is shared
 
 
-def test_the_arena_cap_yields_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_malloc_settings_yield_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
-    assert limit_arenas() is False
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
+    assert tame_malloc() == {"arena_max": False, "mmap_threshold": False}
     monkeypatch.delenv("MALLOC_ARENA_MAX")
-    # glibc takes it (this machine's libc); repeating it is harmless.
-    assert limit_arenas() is True
-    assert limit_arenas(2) is True
+    assert tame_malloc() == {"arena_max": True, "mmap_threshold": False}
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    # glibc (this machine's libc) takes both; repeating it is harmless.
+    assert tame_malloc() == {"arena_max": True, "mmap_threshold": True}
+    assert tame_malloc() == {"arena_max": True, "mmap_threshold": True}
