@@ -15,7 +15,7 @@ from streams.store import schema as sql
 from streams.store.mapping import NumpyVectorLoader, fact_from_row
 
 ids = st.text(st.characters(codec="utf-8", categories=("L", "N", "P")), min_size=1, max_size=20)
-times = st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.just(dt.timezone.utc))
+times = st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.just(dt.UTC))
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
     lambda inner: (
