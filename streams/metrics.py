@@ -29,7 +29,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder, generate_latest
@@ -91,6 +91,7 @@ class Metrics:
         self.registry: CollectorRegistry = _Registry()
         self._lock = threading.Lock()
         self._families: dict[str, _Family] = {}
+        self._children: dict[tuple[Any, ...], Counter | Gauge | Histogram] = {}
         self._mirror = _Mirror()
         self._warned: set[tuple[str, str]] = set()
         self.registry.register(self._mirror)
@@ -144,6 +145,8 @@ class Metrics:
         family = self._families.get(name)
         if family is not None:
             family.metric.clear()
+            for key in [k for k in list(self._children) if k[1] == name]:
+                self._children.pop(key, None)
 
     def render(self) -> str:
         """The exposition in the Prometheus text format."""
@@ -167,6 +170,20 @@ class Metrics:
                     yield sample.labels, sample.value
 
     def _child(
+        self, kind: str, name: str, labels: dict[str, str]
+    ) -> Counter | Gauge | Histogram | None:
+        # The write path counts per event: a resolved child is reused rather than looked up
+        # through prometheus_client's labels() each time. Only valid children are kept, so a
+        # misuse is still reported on every call.
+        key = (kind, name, *sorted(labels.items()))
+        child = self._children.get(key)
+        if child is None:
+            child = self._resolve(kind, name, labels)
+            if child is not None:
+                self._children[key] = child
+        return child
+
+    def _resolve(
         self, kind: str, name: str, labels: dict[str, str]
     ) -> Counter | Gauge | Histogram | None:
         labelnames = tuple(sorted(labels))
