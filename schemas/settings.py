@@ -111,10 +111,11 @@ class Settings(BaseSettings):
     # go first (facts before episodic embeddings); at or above it, it fills alongside, so the
     # backlog stays bounded under sustained load. 0: never wait.
     episodic_max_backlog: int = Field(default=10_000, ge=0)
-    # The filler embeds on its own thread with its own model session of this many threads
-    # (fastembed), at this niceness (Linux; 0 = as the write path): the write path's embedding
-    # and the event loop get the CPU first, so deferred contents never add to fact latency.
+    # Threads of the filler's own model session (fastembed; a compact session of ~36 MiB,
+    # the write path's is never shared with it): 1 runs the inference on the filler's thread.
     episodic_threads: int = Field(default=1, ge=1, le=64)
+    # Niceness of the filler's thread (Linux, 0-19; 0 = as the write path): the write path
+    # and the event loop get the CPU first, so deferred contents do not add to fact latency.
     episodic_nice: int = Field(default=10, ge=0, le=19)
     # Attribute resolution (processors.attributes): the cosine distance between two
     # predicates' humanised embeddings at or below which they are the same attribute, unless

@@ -160,7 +160,28 @@ def measure_baseline(
         result["ratio_pipeline_to_baseline"] = round(
             result["pipeline"]["events_per_s"] / result["baseline"]["events_per_s"], 4
         )
-        result["target"] = {"ratio": 0.8, "met": result["ratio_pipeline_to_baseline"] >= 0.8}
+        result["target"] = {"ratio": 0.9, "met": result["ratio_pipeline_to_baseline"] >= 0.9}
+        filled = result["pipeline"].get("episodic_filled_after_s")
+        if filled:
+            # Deferred: the facts' rate above is against the candidate texts only; here the
+            # rate at which events end fully embedded (contents filled in too) against the
+            # embedder alone on every text the run embeds.
+            every = embed_texts_per_batch(
+                events[:n], settings.batch_size, contents=True, cache_size=settings.embed_cache_size
+            )
+            t0 = time.perf_counter()
+            for chunk in every:
+                emb.embed(chunk)
+            secs_all = time.perf_counter() - t0
+            result["baseline_every_text"] = {
+                "texts": sum(len(c) for c in every),
+                "seconds": round(secs_all, 3),
+                "events_per_s": round(n / secs_all, 1),
+            }
+            result["fully_embedded"] = {
+                "events_per_s": round(n / filled, 1),
+                "ratio_to_baseline_every_text": round(secs_all / filled, 4),
+            }
     print(
         f"[{mode}] baseline {result['baseline']['events_per_s']:,.0f} events/s, ratio "
         f"{result['ratio_pipeline_to_baseline']:.3f}",
