@@ -111,9 +111,6 @@ class Settings(BaseSettings):
     # go first (facts before episodic embeddings); at or above it, it fills alongside, so the
     # backlog stays bounded under sustained load. 0: never wait.
     episodic_max_backlog: int = Field(default=10_000, ge=0)
-    # Threads of the filler's own model session (fastembed; a compact session of ~36 MiB,
-    # the write path's is never shared with it): 1 runs the inference on the filler's thread.
-    episodic_threads: int = Field(default=1, ge=1, le=64)
     # Niceness of the filler's thread (Linux, 0-19; 0 = as the write path): the write path
     # and the event loop get the CPU first, so deferred contents do not add to fact latency.
     episodic_nice: int = Field(default=10, ge=0, le=19)
@@ -262,7 +259,6 @@ class Settings(BaseSettings):
             episodic=self.episodic_embedding,
             fill_batch=self.episodic_fill_batch,
             max_backlog=self.episodic_max_backlog,
-            episodic_threads=self.episodic_threads,
             episodic_nice=self.episodic_nice,
         )
 

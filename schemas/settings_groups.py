@@ -91,7 +91,6 @@ class EmbedderSettings(_Group):
     episodic: Literal["deferred", "inline"]
     fill_batch: int
     max_backlog: int
-    episodic_threads: int
     episodic_nice: int
 
 

@@ -38,7 +38,7 @@ from streams.consolidation.faults import NO_FAULTS, FaultHook
 from streams.consolidation.pipeline import Incoming, Pipeline
 from streams.consolidation.relay import Relay
 from streams.embedding.embedder import make_embedder
-from streams.embedding.lane import episodic_lane
+from streams.embedding.lane import Lane
 from streams.embedding.malloc import tame_malloc
 from streams.http import api
 from streams.http import auth as api_auth
@@ -105,15 +105,14 @@ class Runtime:
             store = await Store.connect(self.settings)
             await store.ready()
             group = self.settings.embedding
-            lane, embedder = await episodic_lane(group, self.embedder)
             self._episodic = EpisodicFiller(
                 store,
-                embedder,
+                self.embedder,
                 self.metrics,
                 group.fill_batch,
                 busy=lambda: self._pipeline is not None and self._pipeline.lock.locked(),
                 max_backlog=group.max_backlog,
-                lane=lane,
+                lane=Lane(group.episodic_nice),
             )
         return self._episodic
 

@@ -11,8 +11,8 @@ Invariants:
 - It never stops the worker: a failed round is logged, counted and retried, and the rows it
   claimed are released by the rollback.
 - One round claims at most ``batch`` rows and holds their row locks only for one embed call.
-- Its embedding runs on its own low-priority ``Lane`` (own thread and model session), so it
-  takes only the CPU the write path leaves (``episodic_nice``, ``episodic_threads``).
+- Its embedding runs on a low-priority ``Lane`` (own thread at ``episodic_nice``, short
+  model runs), so it takes mostly the CPU the write path leaves.
 - ``consolidator_episodic_backlog`` is the number of events still waiting, as of the last
   round.
 - The write path comes first: while a batch is in flight (``busy``) and fewer than
@@ -69,7 +69,7 @@ class EpisodicFiller:
                 texts = [r["content"] for r in rows]
                 started = time.perf_counter()
                 if self.lane is not None:
-                    vectors = await self.lane.run(self.embedder.embed, texts)
+                    vectors = await self.lane.embed(self.embedder, texts)
                 else:
                     loop = asyncio.get_running_loop()
                     vectors = await loop.run_in_executor(None, self.embedder.embed, texts)

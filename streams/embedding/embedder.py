@@ -108,9 +108,8 @@ class HashEmbedder:
 class FastEmbedEmbedder:
     """fastembed ONNX model loaded from a local dir only (no hub access).
 
-    fastembed tokenises and pools; the onnxruntime session under it is ours (``_session``):
-    no thread spinning unless allowed, no memory arena, and, with ``optimize=False``, no graph
-    optimisation (same vectors, a third of the memory, slower on small batches)."""
+    fastembed tokenises and pools; the onnxruntime session under it is ours
+    (``_own_session``): no thread spinning unless allowed, no memory arena."""
 
     def __init__(
         self,
@@ -119,7 +118,6 @@ class FastEmbedEmbedder:
         threads: int | None = None,
         batch_size: int = 64,
         allow_spinning: bool = False,
-        optimize: bool = True,
     ) -> None:
         from fastembed import TextEmbedding
 
@@ -134,7 +132,7 @@ class FastEmbedEmbedder:
             lazy_load=True,
         )
         self.spinning = allow_spinning
-        if not _own_session(self._model, model_dir, threads, allow_spinning, optimize):
+        if not _own_session(self._model, model_dir, threads, allow_spinning):
             log.warning("fastembed internals changed: its own onnxruntime session is used")
             self.spinning = True
         known = {m["model"]: m for m in TextEmbedding.list_supported_models()}
@@ -155,9 +153,7 @@ class FastEmbedEmbedder:
         return _normalise(np.stack(rows))
 
 
-def _own_session(
-    model: Any, model_dir: Path, threads: int | None, allow_spinning: bool, optimize: bool
-) -> bool:
+def _own_session(model: Any, model_dir: Path, threads: int | None, allow_spinning: bool) -> bool:
     """Give the lazily built fastembed model our onnxruntime session; False if not possible
     (fastembed then builds its own on first use).
 
@@ -167,9 +163,9 @@ def _own_session(
       Kafka and its own event loop on a small machine; large batches are not slower without.
     - Arena: the CPU arena keeps the peak of the largest batch seen (~80 MiB more after a
       256-text call); without it memory follows the batch.
-    - Optimisation: graph optimisation folds the int8 weights into float copies (a 160 MiB
-      session instead of 36 MiB); it pays on the write path's small batches, not in a
-      background lane's large ones.
+    - Optimisation stays on: it folds the int8 weights into float copies once (a 160 MiB
+      session instead of 36 MiB), where the unoptimised graph dequantises them on every run
+      (~90 MiB each time) and is up to 3x slower on small batches.
     """
     import onnxruntime as ort
 
@@ -179,11 +175,7 @@ def _own_session(
     if inner is None or description is None or ensure_tokenizer is None:
         return False
     so = ort.SessionOptions()
-    so.graph_optimization_level = (
-        ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if optimize
-        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    )
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.enable_cpu_mem_arena = False
     if threads is not None:
         so.intra_op_num_threads = threads
@@ -199,9 +191,8 @@ def _own_session(
     return True
 
 
-def make_embedder(embedding: EmbedderSettings, optimize: bool = True) -> Embedder:
-    """The embedder the settings ask for; fastembed assembles its model dir first.
-    ``optimize=False``: the compact, unoptimised session (``_own_session``)."""
+def make_embedder(embedding: EmbedderSettings) -> Embedder:
+    """The embedder the settings ask for; fastembed assembles its model dir first."""
     if embedding.kind == "hash":
         return HashEmbedder(embedding.dim)
     from streams.embedding.model_setup import ensure_model_dir
@@ -213,7 +204,6 @@ def make_embedder(embedding: EmbedderSettings, optimize: bool = True) -> Embedde
         embedding.threads,
         embedding.batch_size,
         allow_spinning=embedding.allow_spinning,
-        optimize=optimize,
     )
     if embedder.dim != embedding.dim:
         raise ValueError(

@@ -5,12 +5,10 @@ Invariants:
   niceness is raised when it starts (Linux per-thread priority). Where that is refused or
   unsupported the lane runs at normal priority and says so once in the log: slower facts,
   never lost work.
-- With fastembed the lane has its own model session, built on the lane's thread so that any
-  pool threads it starts inherit the niceness; the write path's session is never shared with
-  it, so neither ever waits for the other's run. With ``threads == 1`` the inference runs on
-  the lane's thread itself. The session is the compact one (no graph optimisation: the same
-  vectors, ~36 MiB instead of ~160), since a background lane's large batches lose little.
-- The hash embedder is shared as is: it is cheap and stateless.
+- The lane shares the write path's embedder (one model in memory: a second onnxruntime
+  session of MiniLM costs 160 MiB optimised, or 36 MiB unoptimised but then ~90 MiB of
+  weights dequantised on every run). It embeds in short runs (``chunk`` texts), so a write
+  path run never waits long for the session's threads.
 """
 
 from __future__ import annotations
@@ -19,12 +17,13 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from schemas.settings_groups import EmbedderSettings
-from streams.embedding.embedder import Embedder, make_embedder
+import numpy as np
+
+from streams.embedding.embedder import Embedder
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -53,14 +52,14 @@ class Lane:
         """``fn(*args)`` on the lane's thread."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
+    async def embed(self, embedder: Embedder, texts: Sequence[str], chunk: int = 16) -> np.ndarray:
+        """``embedder.embed(texts)`` on the lane, ``chunk`` texts per model run."""
+
+        def chunked() -> np.ndarray:
+            parts = [embedder.embed(texts[i : i + chunk]) for i in range(0, len(texts), chunk)]
+            return np.concatenate(parts) if parts else embedder.embed([])
+
+        return await self.run(chunked)
+
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
-
-
-async def episodic_lane(embedding: EmbedderSettings, shared: Embedder) -> tuple[Lane, Embedder]:
-    """The filler's lane and the embedder it runs (its own session with fastembed)."""
-    lane = Lane(embedding.episodic_nice)
-    if embedding.kind != "fastembed":
-        return lane, shared
-    own = embedding.model_copy(update={"threads": embedding.episodic_threads})
-    return lane, await lane.run(make_embedder, own, False)

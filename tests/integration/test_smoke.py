@@ -278,14 +278,6 @@ def test_fastembed_session_does_not_spin_and_embeds_the_same(
     )
     assert spinning.spinning is True
     assert options.enable_cpu_mem_arena is False
-    compact = FastEmbedEmbedder(
-        Path(session._model_path).parent, fastembed_embedder.name, threads=1, optimize=False
-    )
-    assert compact._model.model.model.get_session_options().graph_optimization_level.name == (
-        "ORT_DISABLE_ALL"
-    )
     texts = ["I live in Austin.", 'home_city {"value":"Austin"}', "a" * 3000]
     expected = fastembed_embedder.embed(texts)
     np.testing.assert_allclose(expected, spinning.embed(texts), rtol=0, atol=1e-6)
-    # The background lane's compact session: the same vectors (int8 kernels vs folded floats).
-    np.testing.assert_allclose(expected, compact.embed(texts), rtol=0, atol=2e-4)

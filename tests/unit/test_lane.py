@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from pathlib import Path
+from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
-from schemas.settings import Settings
 from streams.embedding.embedder import HashEmbedder
-from streams.embedding.lane import Lane, episodic_lane
+from streams.embedding.lane import Lane
 from streams.embedding.malloc import tame_malloc
 
 
@@ -55,16 +55,30 @@ def test_nice_zero_leaves_the_lane_at_normal_priority() -> None:
     assert asyncio.run(go())[1] == base
 
 
-def test_the_hash_embedder_is_shared_by_the_lane() -> None:
-    settings = Settings(embedder="hash", state_dir=Path("/tmp/unused"))
-    shared = HashEmbedder(settings.embedding_dim)
+def test_a_lane_embeds_in_short_runs_and_gives_the_same_vectors() -> None:
+    class Counting(HashEmbedder):
+        def __init__(self) -> None:
+            super().__init__(384)
+            self.runs: list[int] = []
 
-    async def go() -> object:
-        lane, embedder = await episodic_lane(settings.embedding, shared)
-        lane.close()
-        return embedder
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            self.runs.append(len(texts))
+            return super().embed(texts)
 
-    assert asyncio.run(go()) is shared
+    texts = [f"event content {i}" for i in range(37)]
+    emb = Counting()
+
+    async def go() -> tuple[np.ndarray, np.ndarray]:
+        lane = Lane(nice=5)
+        try:
+            return await lane.embed(emb, texts, chunk=16), await lane.embed(emb, [], chunk=16)
+        finally:
+            lane.close()
+
+    got, empty = asyncio.run(go())
+    assert emb.runs[:3] == [16, 16, 5]
+    np.testing.assert_array_equal(got, HashEmbedder(384).embed(texts))
+    assert empty.shape == (0, 384)
 
 
 def test_the_malloc_settings_yield_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
