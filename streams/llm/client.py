@@ -15,7 +15,8 @@ Invariants:
   mentions it) moves the client on to the next mode, ``json_object`` then ``prompt``, and the
   same request is sent again at once. The first request of an ``auto`` client is its probe:
   concurrent first calls wait for it, so a refusing server sees one refused request per mode,
-  not one per caller. The mode in use is logged once when it is settled.
+  not one per caller; once it settled they all go out at once (not one after another). The
+  mode in use is logged once when it is settled.
 - Errors, as ``classify`` decides them from the status and the body:
   ``rate_limited`` (429) and ``transient`` (5xx, 408, 409) propagate as the SDK raised them, for
   the caller's own pause/retry policy; ``permanent`` (any other 4xx, a 5xx whose body is a
@@ -194,16 +195,18 @@ class StructuredChat:
 
         ``before_send`` is awaited immediately before every request leaves (a fallback
         re-send included): the extractor's rate gate, so no request slips out in a pause."""
-        if self.settled:
-            return await self._complete(messages, name, schema, before_send)
-        async with self._probe:  # the first request of an auto client probes the modes
-            try:
-                answer = await self._complete(messages, name, schema, before_send)
-            except MalformedOutput:
-                self._settle()  # the server took the request: the mode works
-                raise
-            self._settle()
-            return answer
+        if not self.settled:
+            async with self._probe:  # the first request of an auto client probes the modes
+                # Calls that queued behind the probe go out concurrently once it settled.
+                if not self.settled:
+                    try:
+                        answer = await self._complete(messages, name, schema, before_send)
+                    except MalformedOutput:
+                        self._settle()  # the server took the request: the mode works
+                        raise
+                    self._settle()
+                    return answer
+        return await self._complete(messages, name, schema, before_send)
 
     def _settle(self) -> None:
         if not self.settled:
