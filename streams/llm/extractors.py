@@ -23,6 +23,8 @@ Invariants:
   has one entry per event: the raw candidates, or None for an event the answer did not cover
   (the caller asks again for that one alone). A wholly untrustworthy answer raises
   ``MalformedOutput``, and a provider failure fails every event of the call.
+  ``extract_coalesced`` is the same for the events of several subjects (each with its own
+  active facts) in one request: one entry per event, groups in order.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from processors.extraction import (
     RESPONSE_JSON_SCHEMA,
     MalformedResponse,
     build_batch_prompt,
+    build_coalesced_prompt,
     build_prompt,
     fake_candidates,
     parse_batch_response,
@@ -76,6 +79,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# One subject's events, in order, and the facts active before the first of them.
+Group = tuple[Sequence[RawEvent], Sequence[Fact]]
+
 MAX_BACKOFF_S = 30.0
 # Past this many 429s for one call the job fails (RateLimited) and the worker's retry topic
 # takes over, so a long outage does not pin a partition inside one call forever.
@@ -98,6 +104,11 @@ class Extractor(Protocol):
         self, events: Sequence[RawEvent], active: Sequence[Fact]
     ) -> list[list[object] | None]:
         """Per event, its raw candidates, or None when the answer left it out."""
+        ...
+
+    async def extract_coalesced(self, groups: Sequence[Group]) -> list[list[object] | None]:
+        """Per event of every group (several subjects' events, each group with its own
+        active facts), its raw candidates, or None when the answer left it out."""
         ...
 
     async def aclose(self) -> None:
@@ -128,6 +139,11 @@ class FakeExtractor:
         """Each event's scripted or pattern candidates."""
         self.calls += 1
         return [list(fake_candidates(e)) for e in events]
+
+    async def extract_coalesced(self, groups: Sequence[Group]) -> list[list[object] | None]:
+        """Each event's scripted or pattern candidates, groups in order."""
+        self.calls += 1
+        return [list(fake_candidates(e)) for events, _active in groups for e in events]
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -186,6 +202,17 @@ class OpenAIExtractor:
         try:
             answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
             return parse_batch(answer.text, answer.mode, len(events))
+        except MalformedOutput:
+            self.malformed += 1
+            raise
+
+    async def extract_coalesced(self, groups: Sequence[Group]) -> list[list[object] | None]:
+        """One call for the events of several subjects (the batch answer's shape)."""
+        messages = build_coalesced_prompt(groups)
+        count = sum(len(events) for events, _active in groups)
+        try:
+            answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
+            return parse_batch(answer.text, answer.mode, count)
         except MalformedOutput:
             self.malformed += 1
             raise
