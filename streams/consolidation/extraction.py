@@ -139,18 +139,28 @@ class ExtractionStage:
             raise RuntimeError(f"extractor answered {len(answers)} of {len(jobs)} events")
         self.metrics.inc("consolidator_extraction_calls_total", kind="batch")
         given = iter(answers)
-        for chunk, active in groups:  # in order within each subject
-            for j in chunk:
-                raw = next(given)
-                if raw is None:
-                    self.metrics.inc("consolidator_extraction_fallbacks_total")
-                    try:
-                        await self._one(j, active)
-                    except Exception as exc:  # a bug on hostile input: this event only
-                        log.exception("extraction failed unexpectedly for %s", j.event.event_id)
-                        j.fail(exc)
-                else:
-                    self._accept(j, raw)
+        # Subjects' fallbacks run side by side, each subject's in order.
+        await asyncio.gather(
+            *(
+                self._fall_back(chunk, [next(given) for _ in chunk], active)
+                for chunk, active in groups
+            )
+        )
+
+    async def _fall_back(
+        self, chunk: list[Job], answers: list[list[object] | None], active: list[Fact]
+    ) -> None:
+        """Accept one subject's answered events; ask the others alone, in order."""
+        for j, raw in zip(chunk, answers, strict=True):
+            if raw is not None:
+                self._accept(j, raw)
+                continue
+            self.metrics.inc("consolidator_extraction_fallbacks_total")
+            try:
+                await self._one(j, active)
+            except Exception as exc:  # a bug on hostile input: this event only
+                log.exception("extraction failed unexpectedly for %s", j.event.event_id)
+                j.fail(exc)
 
     async def _one(self, job: Job, active: list[Fact]) -> None:
         self.metrics.inc("consolidator_extraction_calls_total", kind="single")
