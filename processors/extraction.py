@@ -14,6 +14,10 @@ Invariants:
   candidates. ``parse_batch_response`` never guesses: an event the answer does not cover is
   reported as ``None`` (the caller asks again for that event alone), and an answer that
   names an event twice or one that was not sent is malformed as a whole.
+- A coalesced prompt (``build_coalesced_prompt``) covers the events of SEVERAL subjects, one
+  section per subject (its own active facts, then its events in order), numbered 1..n across
+  the sections; no subject is named by anything but its section's number. Its answer has
+  the batch shape and is read by ``parse_batch_response``, so the same rules hold.
 - The parsers raise ``MalformedResponse`` and nothing else, whatever the text. With
   ``lenient`` (the ``prompt`` output mode, where no server enforces JSON) the answer may sit
   in prose or a code fence, and a bare array stands for the ``candidates`` / ``events`` list.
@@ -36,11 +40,13 @@ from processors.extraction_prompts import (
     BATCH_RESPONSE_JSON_SCHEMA,
     BATCH_SYSTEM_PROMPT,
     CANDIDATE_JSON_SCHEMA,
+    COALESCED_SYSTEM_PROMPT,
     EVENT_HEADER,
     MAX_ACTIVE_IN_PROMPT,
     RESPONSE_FORMAT,
     RESPONSE_FORMAT_NAME,
     RESPONSE_JSON_SCHEMA,
+    SUBJECT_HEADER,
     SYSTEM_PROMPT,
 )
 from processors.jsontext import json_root
@@ -55,14 +61,17 @@ __all__ = [
     "BATCH_RESPONSE_JSON_SCHEMA",
     "BATCH_SYSTEM_PROMPT",
     "CANDIDATE_JSON_SCHEMA",
+    "COALESCED_SYSTEM_PROMPT",
     "EVENT_HEADER",
     "MAX_ACTIVE_IN_PROMPT",
     "RESPONSE_FORMAT",
     "RESPONSE_FORMAT_NAME",
     "RESPONSE_JSON_SCHEMA",
+    "SUBJECT_HEADER",
     "SYSTEM_PROMPT",
     "MalformedResponse",
     "build_batch_prompt",
+    "build_coalesced_prompt",
     "build_prompt",
     "fake_candidates",
     "parse_batch_response",
@@ -133,6 +142,34 @@ def build_batch_prompt(events: Sequence[RawEvent], active: Sequence[Fact]) -> li
         f"Events, oldest first:\n\n{blocks}"
     )
     return [{"role": "system", "content": BATCH_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def build_coalesced_prompt(
+    groups: Sequence[tuple[Sequence[RawEvent], Sequence[Fact]]],
+) -> list[dict[str, str]]:
+    """Chat messages asking, in one call, for the candidates of the events of several
+    subjects: per subject (a group: its events in order, and the facts active before the
+    first of them) one section; events are numbered across the sections, in group order."""
+    if not groups or any(not events for events, _active in groups):
+        raise ValueError("a coalesced prompt needs events in every group")
+    n = sum(len(events) for events, _active in groups)
+    sections = []
+    index = 0
+    for number, (events, active) in enumerate(groups, start=1):
+        blocks = []
+        for e in events:
+            index += 1
+            blocks.append(f"{EVENT_HEADER.format(index=index, count=n)}\n{_event_block(e)}")
+        sections.append(
+            f"{SUBJECT_HEADER.format(number=number)}\n"
+            f"Active facts about subject {number} (before its first event):\n"
+            f"{_facts_block(active)}\n\n" + "\n\n".join(blocks)
+        )
+    user = "Subjects, each with its events oldest first:\n\n" + "\n\n".join(sections)
+    return [
+        {"role": "system", "content": COALESCED_SYSTEM_PROMPT},
+        {"role": "user", "content": user},
+    ]
 
 
 def _is_answer(key: str) -> Callable[[Any], bool]:

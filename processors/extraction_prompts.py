@@ -3,7 +3,8 @@ the system prompts (single event and batch), re-exported by ``processors.extract
 
 Invariants: constants only, built once at import from ``schemas.base.PREDICATE_PATTERN``;
 the prompt carries no project or subject id; ``EVENT_HEADER`` stays one line (the test stub
-splits a batch prompt at it) and ``BATCH_FORMAT_NAME`` marks a batch request.
+splits a batch prompt at it) and ``BATCH_FORMAT_NAME`` marks a batch request, a coalesced one
+(several subjects, ``COALESCED_SYSTEM_PROMPT``) included: its answer has the batch's shape.
 """
 
 from __future__ import annotations
@@ -120,5 +121,31 @@ BATCH_SYSTEM_PROMPT = (
         "- The events happened in the order shown: a later event may change what an earlier\n"
         '  one stated; use "supersede" for it then. Extract each event\'s memories under its\n'
         "  own index, never repeating an earlier event's candidates.",
+    )
+)
+
+# A coalesced call: the events of several subjects (of one project), each subject's section
+# opening with this header and its own active facts; events are numbered across the call.
+SUBJECT_HEADER = "## Subject {number}"
+
+COALESCED_SYSTEM_PROMPT = (
+    BATCH_SYSTEM_PROMPT.replace(
+        "about one subject (a user or agent) from a numbered sequence of events.",
+        "about several subjects (users or agents) from numbered events. The events are\n"
+        "grouped by subject: each subject's section lists that subject's active facts, then\n"
+        "its events, oldest first; event numbers run across all sections.",
+    )
+    .replace(
+        "- The events happened in the order shown:",
+        "- Subjects are unrelated: a candidate is about the subject of its event's section\n"
+        "  only; never carry a fact, a predicate's value or a target from one section to\n"
+        "  another.\n"
+        "- Within a section the events happened in the order shown:",
+    )
+    .replace("- Do not include the subject's id", "- Do not include a subject's number, id")
+    .replace(
+        "of the listed active fact the candidate restates\n  or changes",
+        "of the active fact, listed in its event's section, that the\n"
+        "  candidate restates or changes",
     )
 )

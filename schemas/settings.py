@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     # this many per call; off means one call per event.
     extraction_batching: bool = True
     extraction_batch_max_events: int = Field(default=16, ge=1)
+    # With batching, subjects of one project with few events in a batch also share one call
+    # (one section per subject, still at most extraction_batch_max_events events); off keeps
+    # every call to one subject's data, for a model that mixes subjects up.
+    extraction_coalescing: bool = True
     # Active facts of a subject shown to the extractor (named attributes first, then the
     # newest notes): a subject's history never sets the size of a prompt.
     extraction_context_max_facts: int = Field(default=200, ge=0)
@@ -237,6 +241,7 @@ class Settings(BaseSettings):
             backoff_s=self.llm_backoff_s,
             extraction_batching=self.extraction_batching,
             extraction_batch_max_events=self.extraction_batch_max_events,
+            extraction_coalescing=self.extraction_coalescing,
             extraction_context_max_facts=self.extraction_context_max_facts,
             output_mode=self.llm_output_mode,
             max_tokens=self.llm_max_tokens,

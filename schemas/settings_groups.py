@@ -70,6 +70,7 @@ class LLMSettings(_Group):
     backoff_s: float
     extraction_batching: bool
     extraction_batch_max_events: int
+    extraction_coalescing: bool
     extraction_context_max_facts: int
     output_mode: Literal["auto", "json_schema", "json_object", "prompt"]
     max_tokens: int | None

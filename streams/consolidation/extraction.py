@@ -1,13 +1,20 @@
 """The extraction stage: candidates for each job, from the configured extractor.
 
 Invariants:
-- Concurrent across subjects (at most ``llm_concurrency`` at once), in order within one: a
-  subject's events never overtake each other.
-- A batched call that answers partly or malformed costs calls, never candidates: the events
-  it did not answer are asked again one by one.
-- A provider outage marks the jobs for retry; a provider refusal of one event's request
-  marks it ``permanent``; a malformed answer for one event is counted and yields nothing;
-  an unexpected exception fails only the events of its call (``fatal``).
+- Concurrent across subjects (at most ``llm_concurrency`` calls or subjects at once), in
+  order within one: a subject's events never overtake each other.
+- With ``extraction_batching``, a subject's events share calls of at most
+  ``extraction_batch_max_events``; with ``extraction_coalescing`` too, subjects of one project
+  with few events share one call (``processors.extraction_plan.plan_calls``), each event
+  keyed by its index. A subject is in one call or in its own calls, in order, never both.
+- A batched or coalesced call that answers partly or malformed costs calls, never
+  candidates: the events it did not answer are asked again one by one, each against its own
+  subject's facts, in order within the subject.
+- A provider outage marks the jobs of its call for retry (every subject of a coalesced
+  call); a provider refusal of one event's request marks it ``permanent``; a malformed
+  answer for one event is counted and yields nothing; an unexpected exception fails only the
+  events of its call (``fatal``), and a coalesced call's events are then asked alone first,
+  so only the event at fault fails.
 - Candidates are validated here (``processors.validation``); the rejected are counted by
   reason and never reach adjudication.
 """
@@ -17,7 +24,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
+from collections.abc import Awaitable
 
+from processors.extraction import MAX_ACTIVE_IN_PROMPT
+from processors.extraction_plan import SubjectLoad, plan_calls
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
@@ -51,58 +61,106 @@ class ExtractionStage:
             else {}
         )
         sem = asyncio.Semaphore(self.settings.llm_concurrency)
-        step = self.settings.extraction_batch_max_events if self.settings.extraction_batching else 1
+        batching = self.settings.extraction_batching
+        step = self.settings.extraction_batch_max_events if batching else 1
+        loads = [
+            SubjectLoad(key, key[0], len(items), len(context.get(key, [])))
+            for key, items in by_subject.items()
+        ]
+        coalesce = batching and self.settings.extraction_coalescing
+        packs = plan_calls(loads, step, MAX_ACTIVE_IN_PROMPT, coalesce=coalesce)
 
-        async def one_subject(key: SubjectKey, items: list[Job]) -> None:
-            active = context.get(key, [])
+        async def guarded(key: object, jobs: list[Job], call: Awaitable[None]) -> None:
+            try:
+                await call
+            except Exception as exc:  # a bug on hostile input: those events only
+                log.exception("extraction failed unexpectedly for %s", key)
+                for j in jobs:
+                    if j.error is None:
+                        j.fail(exc)
+
+        async def one_subject(key: SubjectKey) -> None:
+            items, active = by_subject[key], context.get(key, [])
             async with sem:
                 # In order: one subject's events never overtake each other.
                 for i in range(0, len(items), step):
                     chunk = items[i : i + step]
-                    try:
-                        if len(chunk) == 1:
-                            await self._one(chunk[0], active)
-                        else:
-                            await self._chunk(chunk, active)
-                    except Exception as exc:  # a bug on hostile input: those events only
-                        log.exception("extraction failed unexpectedly for %s", key)
-                        for j in chunk:
-                            if j.error is None:
-                                j.fail(exc)
+                    single = len(chunk) == 1
+                    call = self._one(chunk[0], active) if single else self._call([(chunk, active)])
+                    await guarded(key, chunk, call)
 
-        await asyncio.gather(*(one_subject(k, v) for k, v in by_subject.items()))
+        async def coalesced(keys: list[SubjectKey]) -> None:
+            groups = [(by_subject[k], context.get(k, [])) for k in keys]
+            async with sem:
+                await guarded(keys, [j for g, _ in groups for j in g], self._call(groups))
 
-    async def _chunk(self, chunk: list[Job], active: list[Fact]) -> None:
-        """One call for several events of one subject; events it does not answer are asked
-        again one by one, so a partial or malformed answer costs calls, never candidates."""
+        await asyncio.gather(*(one_subject(p[0]) if len(p) == 1 else coalesced(p) for p in packs))
+
+    async def _call(self, groups: list[tuple[list[Job], list[Fact]]]) -> None:
+        """One call for several events: of one subject (a batch) or of several subjects (a
+        coalesced call). Events it does not answer are asked again one by one, so a partial
+        or malformed answer costs calls, never candidates."""
+        jobs = [j for chunk, _active in groups for j in chunk]
         answers: list[list[object] | None]
         try:
-            answers = await self.extractor.extract_many([j.event for j in chunk], active)
+            if len(groups) == 1:
+                chunk, active = groups[0]
+                answers = await self.extractor.extract_many([j.event for j in chunk], active)
+            else:
+                answers = await self.extractor.extract_coalesced(
+                    [([j.event for j in chunk], active) for chunk, active in groups]
+                )
         except MalformedOutput as exc:
             # Counted apart from per-event rejections: every event is asked again alone, and
             # those answers are counted (and rejected) on their own.
             self.metrics.inc(
                 "consolidator_candidates_rejected_total", reason="malformed_batch_output"
             )
-            log.warning("batch of %d events: malformed extractor output: %s", len(chunk), exc)
-            answers = [None] * len(chunk)
+            log.warning("batch of %d events: malformed extractor output: %s", len(jobs), exc)
+            answers = [None] * len(jobs)
         except ProviderError as exc:
             self.metrics.inc("consolidator_llm_errors_total")
             if not exc.permanent:
-                for j in chunk:
+                for j in jobs:
                     j.error = f"provider: {exc}"[:500]
                 return
             # The batch request itself was refused (too long, say): ask each event alone,
             # and let a single call decide whether the event is at fault.
-            log.warning("batch of %d events refused by the provider: %s", len(chunk), exc)
-            answers = [None] * len(chunk)
+            log.warning("batch of %d events refused by the provider: %s", len(jobs), exc)
+            answers = [None] * len(jobs)
+        except Exception:
+            if len(groups) == 1:
+                raise  # one subject's events: they fail together (run's guard)
+            # Other subjects' events must not fail for one event's hostile input: each is
+            # asked alone, and only the event at fault fails.
+            log.exception("coalesced call of %d events failed unexpectedly", len(jobs))
+            answers = [None] * len(jobs)
+        if len(answers) != len(jobs):  # an extractor bug: fails these events (run's guard)
+            raise RuntimeError(f"extractor answered {len(answers)} of {len(jobs)} events")
         self.metrics.inc("consolidator_extraction_calls_total", kind="batch")
+        given = iter(answers)
+        # Subjects' fallbacks run side by side, each subject's in order.
+        await asyncio.gather(
+            *(
+                self._fall_back(chunk, [next(given) for _ in chunk], active)
+                for chunk, active in groups
+            )
+        )
+
+    async def _fall_back(
+        self, chunk: list[Job], answers: list[list[object] | None], active: list[Fact]
+    ) -> None:
+        """Accept one subject's answered events; ask the others alone, in order."""
         for j, raw in zip(chunk, answers, strict=True):
-            if raw is None:
-                self.metrics.inc("consolidator_extraction_fallbacks_total")
-                await self._one(j, active)
-            else:
+            if raw is not None:
                 self._accept(j, raw)
+                continue
+            self.metrics.inc("consolidator_extraction_fallbacks_total")
+            try:
+                await self._one(j, active)
+            except Exception as exc:  # a bug on hostile input: this event only
+                log.exception("extraction failed unexpectedly for %s", j.event.event_id)
+                j.fail(exc)
 
     async def _one(self, job: Job, active: list[Fact]) -> None:
         self.metrics.inc("consolidator_extraction_calls_total", kind="single")

@@ -4,14 +4,19 @@ output mode, and which provider errors are worth retrying.
 A caller builds its chat messages, names the JSON Schema it wants back, and calls
 ``StructuredChat.complete``; it gets the answer's text and the mode it was asked in (an answer
 in the ``prompt`` mode is read leniently). A future judge gets the modes for free this way.
+Requests go through the SDK's own ``post`` (its auth, base URL, timeout and status errors)
+with a body serialised by ``streams.llm.wire`` and the answer read there, not through
+``chat.completions.create`` and its pydantic models: the per-call CPU was mostly theirs.
 
 Invariants:
+- One client per ``StructuredChat``, shared by all its calls (httpx keep-alive pool).
 - One mode per client. ``json_schema`` / ``json_object`` / ``prompt`` are fixed. ``auto`` asks
   in ``json_schema`` first; a refusal that names ``response_format`` (any 4xx or 5xx whose body
   mentions it) moves the client on to the next mode, ``json_object`` then ``prompt``, and the
   same request is sent again at once. The first request of an ``auto`` client is its probe:
   concurrent first calls wait for it, so a refusing server sees one refused request per mode,
-  not one per caller. The mode in use is logged once when it is settled.
+  not one per caller; once it settled they all go out at once (not one after another). The
+  mode in use is logged once when it is settled.
 - Errors, as ``classify`` decides them from the status and the body:
   ``rate_limited`` (429) and ``transient`` (5xx, 408, 409) propagate as the SDK raised them, for
   the caller's own pause/retry policy; ``permanent`` (any other 4xx, a 5xx whose body is a
@@ -37,8 +42,22 @@ from typing import Any, Literal
 
 import openai
 
-from processors.jsontext import OutputMode, structured_request
+from processors.jsontext import OutputMode
 from schemas.settings_groups import LLMSettings
+from streams.llm.wire import MalformedOutput, RequestTemplate, completion_text
+
+__all__ = [
+    "Answer",
+    "MalformedOutput",
+    "PermanentProviderError",
+    "ProviderError",
+    "RateLimited",
+    "StructuredChat",
+    "classify",
+    "completion_text",
+    "error_text",
+    "openai_client",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +66,8 @@ TRANSIENT_4XX = frozenset({408, 409})
 NEXT_MODE: dict[OutputMode, OutputMode] = {"json_schema": "json_object", "json_object": "prompt"}
 MAX_ERROR_TEXT = 4000
 _LOGGED_CAUSES_CAP = 256
+_TEMPLATES_CAP = 64
+_JSON: openai.RequestOptions = {"headers": {"Content-Type": "application/json"}}
 
 # Phrases of a request-validation error (pydantic/FastAPI as in llama-cpp-python and vLLM,
 # OpenAI-style error types) in the body of a 500: the request, not the server, is at fault.
@@ -86,14 +107,6 @@ class RateLimited(ProviderError):
     def __init__(self, message: str, *, retry_after: float) -> None:
         super().__init__(message, status=429)
         self.retry_after = retry_after
-
-
-class MalformedOutput(Exception):
-    """The provider answered, but not with parseable output (not retried)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
@@ -148,25 +161,6 @@ class Answer:
         return self.mode == "prompt"
 
 
-def completion_text(completion: Any) -> str:
-    """The answer's text, or MalformedOutput when there is none to parse."""
-    choices = getattr(completion, "choices", None)
-    if not choices:
-        raise MalformedOutput("completion has no choices")
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    if message is None:
-        raise MalformedOutput("completion choice has no message")
-    if refusal := getattr(message, "refusal", None):
-        raise MalformedOutput(f"model refused: {refusal}")
-    if getattr(choice, "finish_reason", None) == "length":
-        raise MalformedOutput("answer truncated (finish_reason=length)")
-    content = getattr(message, "content", None)
-    if not content:
-        raise MalformedOutput("empty answer")
-    return str(content)
-
-
 class StructuredChat:
     """Chat completions asking for JSON in the client's output mode (module docstring).
 
@@ -185,6 +179,7 @@ class StructuredChat:
         self.settled = not self.auto
         self._probe = asyncio.Lock()
         self._logged: set[str] = set()
+        self._templates: dict[tuple[str, str, int], tuple[dict[str, Any], RequestTemplate]] = {}
         self.requests = 0
         self.fallbacks = 0
 
@@ -200,16 +195,18 @@ class StructuredChat:
 
         ``before_send`` is awaited immediately before every request leaves (a fallback
         re-send included): the extractor's rate gate, so no request slips out in a pause."""
-        if self.settled:
-            return await self._complete(messages, name, schema, before_send)
-        async with self._probe:  # the first request of an auto client probes the modes
-            try:
-                answer = await self._complete(messages, name, schema, before_send)
-            except MalformedOutput:
-                self._settle()  # the server took the request: the mode works
-                raise
-            self._settle()
-            return answer
+        if not self.settled:
+            async with self._probe:  # the first request of an auto client probes the modes
+                # Calls that queued behind the probe go out concurrently once it settled.
+                if not self.settled:
+                    try:
+                        answer = await self._complete(messages, name, schema, before_send)
+                    except MalformedOutput:
+                        self._settle()  # the server took the request: the mode works
+                        raise
+                    self._settle()
+                    return answer
+        return await self._complete(messages, name, schema, before_send)
 
     def _settle(self) -> None:
         if not self.settled:
@@ -231,19 +228,13 @@ class StructuredChat:
             if before_send is not None:
                 await before_send()
             mode = self.mode
-            sent, response_format = structured_request(mode, messages, name, schema)
-            extra: dict[str, Any] = {}
-            if response_format is not None:
-                extra["response_format"] = response_format
-            if self._settings.max_tokens is not None:
-                extra["max_tokens"] = self._settings.max_tokens
+            body = self._template(mode, name, schema).body(messages)
             self.requests += 1
             try:
-                completion = await self.client.chat.completions.create(
-                    model=self._settings.model,
-                    messages=sent,  # type: ignore[arg-type]
-                    temperature=0,
-                    **extra,
+                # The SDK's own post (its auth, base URL, timeout and status errors), with a
+                # body serialised here and the answer read here (streams.llm.wire).
+                raw = await self.client.post(
+                    "/chat/completions", cast_to=bytes, content=body, options=_JSON
                 )
             except openai.APIStatusError as exc:
                 verdict = classify(exc.status_code, error_text(exc))
@@ -254,7 +245,21 @@ class StructuredChat:
                     refused = verdict == "format_refused"
                     raise self._permanent(exc.status_code, exc.message, mode, refused) from exc
                 raise
-            return Answer(completion_text(completion), mode)
+            return Answer(completion_text(raw), mode)
+
+    def _template(self, mode: OutputMode, name: str, schema: dict[str, Any]) -> RequestTemplate:
+        # Keyed by the schema's identity; the entry keeps the schema alive, so its id cannot
+        # be reused by another dict while cached. Callers pass module constants.
+        key = (mode, name, id(schema))
+        hit = self._templates.get(key)
+        if hit is None or hit[0] is not schema:
+            if len(self._templates) >= _TEMPLATES_CAP:
+                self._templates.clear()
+            template = RequestTemplate.build(
+                mode, self._settings.model, name, schema, self._settings.max_tokens
+            )
+            hit = self._templates[key] = (schema, template)
+        return hit[1]
 
     def _fall_back(self, mode: OutputMode, status: int, text: str) -> None:
         if self.mode != mode:

@@ -16,12 +16,15 @@ Invariants:
   consumed with zero candidates and one counted rejection. ``parse_candidates`` and
   ``parse_batch`` raise nothing else, whatever the answer, in every output mode.
 - On HTTP 429 every call of one extractor stops before sending until Retry-After has elapsed
-  (one shared ``RateGate``); a 429 never consumes the transient-error retry budget.
+  (one shared ``RateGate``, ``streams.llm.ratelimit``); a 429 never consumes the
+  transient-error retry budget.
 - At most ``llm_concurrency`` requests are in flight.
 - ``extract_many`` is one request for several events of one subject, in order. Its result
   has one entry per event: the raw candidates, or None for an event the answer did not cover
   (the caller asks again for that one alone). A wholly untrustworthy answer raises
   ``MalformedOutput``, and a provider failure fails every event of the call.
+  ``extract_coalesced`` is the same for the events of several subjects (each with its own
+  active facts) in one request: one entry per event, groups in order.
 """
 
 from __future__ import annotations
@@ -29,11 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import openai
@@ -45,6 +44,7 @@ from processors.extraction import (
     RESPONSE_JSON_SCHEMA,
     MalformedResponse,
     build_batch_prompt,
+    build_coalesced_prompt,
     build_prompt,
     fake_candidates,
     parse_batch_response,
@@ -62,6 +62,7 @@ from streams.llm.client import (
     RateLimited,
     StructuredChat,
 )
+from streams.llm.ratelimit import RateGate, retry_after_seconds
 
 __all__ = [
     "Extractor",
@@ -78,8 +79,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# A buggy or hostile Retry-After (a day, a year) must not park the worker indefinitely.
-MAX_RETRY_AFTER_S = 300.0
+# One subject's events, in order, and the facts active before the first of them.
+Group = tuple[Sequence[RawEvent], Sequence[Fact]]
+
 MAX_BACKOFF_S = 30.0
 # Past this many 429s for one call the job fails (RateLimited) and the worker's retry topic
 # takes over, so a long outage does not pin a partition inside one call forever.
@@ -104,77 +106,14 @@ class Extractor(Protocol):
         """Per event, its raw candidates, or None when the answer left it out."""
         ...
 
+    async def extract_coalesced(self, groups: Sequence[Group]) -> list[list[object] | None]:
+        """Per event of every group (several subjects' events, each group with its own
+        active facts), its raw candidates, or None when the answer left it out."""
+        ...
+
     async def aclose(self) -> None:
         """Release the client."""
         ...
-
-
-def retry_after_seconds(
-    headers: Mapping[str, str], default: float, *, now: datetime | None = None
-) -> float:
-    """Seconds to pause after a 429: ``retry-after-ms``, else ``Retry-After`` (seconds or an
-    HTTP date), else ``default``; clamped to ``[0, MAX_RETRY_AFTER_S]``."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    seconds: float | None = None
-    if (ms := lowered.get("retry-after-ms")) is not None:
-        try:
-            seconds = float(ms) / 1000.0
-        except ValueError:
-            seconds = None
-    if seconds is None and (raw := lowered.get("retry-after")) is not None:
-        try:
-            seconds = float(raw)
-        except ValueError:
-            try:
-                when = parsedate_to_datetime(raw)
-            except (TypeError, ValueError):
-                when = None
-            if when is not None:
-                if when.tzinfo is None:  # RFC 9110 dates are GMT
-                    when = when.replace(tzinfo=UTC)
-                seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if seconds is None or seconds != seconds:  # absent, unparseable or NaN
-        seconds = default
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
-class RateGate:
-    """One pause shared by every call to a provider.
-
-    Invariant: a call waits on the gate immediately before sending, so once any call has seen
-    a 429 no new request leaves until ``paused_until`` (monotonic clock, as asyncio uses).
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self.paused_until = 0.0
-        self.pauses = 0  # pause windows opened; a 429 inside an open window extends it
-        # Recent (start, end) windows, for metrics and for tests that prove silence.
-        self.windows: deque[tuple[float, float]] = deque(maxlen=64)
-
-    @property
-    def is_open(self) -> bool:
-        """True when no rate-limit pause is in force."""
-        return self._clock() >= self.paused_until
-
-    def close_for(self, seconds: float) -> None:
-        """Pause every call for ``seconds`` (the longest pause wins)."""
-        now = self._clock()
-        until = now + max(seconds, 0.0)
-        if until <= self.paused_until:
-            return  # an earlier 429 already asked for a longer pause
-        if self.paused_until <= now or not self.windows:
-            self.pauses += 1
-            self.windows.append((now, until))
-        else:
-            self.windows[-1] = (self.windows[-1][0], until)
-        self.paused_until = until
-
-    async def wait(self) -> None:
-        # Loop, because another call's 429 may extend the pause while this one sleeps.
-        """Wait until the pause in force ends."""
-        while (delay := self.paused_until - self._clock()) > 0:
-            await asyncio.sleep(delay)
 
 
 class FakeExtractor:
@@ -200,6 +139,11 @@ class FakeExtractor:
         """Each event's scripted or pattern candidates."""
         self.calls += 1
         return [list(fake_candidates(e)) for e in events]
+
+    async def extract_coalesced(self, groups: Sequence[Group]) -> list[list[object] | None]:
+        """Each event's scripted or pattern candidates, groups in order."""
+        self.calls += 1
+        return [list(fake_candidates(e)) for events, _active in groups for e in events]
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -258,6 +202,17 @@ class OpenAIExtractor:
         try:
             answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
             return parse_batch(answer.text, answer.mode, len(events))
+        except MalformedOutput:
+            self.malformed += 1
+            raise
+
+    async def extract_coalesced(self, groups: Sequence[Group]) -> list[list[object] | None]:
+        """One call for the events of several subjects (the batch answer's shape)."""
+        messages = build_coalesced_prompt(groups)
+        count = sum(len(events) for events, _active in groups)
+        try:
+            answer = await self._complete(messages, BATCH_FORMAT_NAME, BATCH_RESPONSE_JSON_SCHEMA)
+            return parse_batch(answer.text, answer.mode, count)
         except MalformedOutput:
             self.malformed += 1
             raise

@@ -4,7 +4,8 @@ llama-cpp-python's server does. No Kafka or PostgreSQL needed.
 
 Proves: ``auto`` falls back json_schema -> json_object -> prompt on a refusal naming
 response_format and keeps the mode; its first request is the only probe even under
-concurrency, and no request leaves during a 429 pause meanwhile; each mode's request shape;
+concurrency, the calls queued behind it then go out together, and no request leaves during a
+429 pause meanwhile; each mode's request shape;
 prompt-mode answers wrapped in prose are read; batches work in every mode; a fixed mode the
 server refuses, a 4xx and a 500 request-validation error fail at once (PermanentProviderError,
 one request, one ERROR line); a plain 500 is still retried; the hygiene judge gets the same
@@ -110,6 +111,24 @@ async def test_auto_probes_once_for_concurrent_first_calls() -> None:
     assert out == [[city(f"C{i}")] for i in range(6)]
     assert formats(stub).count("json_schema") == 1
     assert formats(stub).count("json_object") == 6
+
+
+async def test_calls_queued_behind_the_probe_go_out_together_once_it_settled() -> None:
+    # 20 first calls of 0.2 s each: the probe, then the other 19 at once (about 0.4 s), not
+    # one after another behind the probe's lock (about 4 s).
+    async with OpenAIStub(latency=0.2) as stub:
+        extractor = OpenAIExtractor(settings_for(stub).llm)
+        try:
+            started = asyncio.get_running_loop().time()
+            out = await asyncio.gather(
+                *(extractor.extract(event(i, [city(f"C{i}")]), []) for i in range(20))
+            )
+            took = asyncio.get_running_loop().time() - started
+        finally:
+            await extractor.aclose()
+    assert out == [[city(f"C{i}")] for i in range(20)]
+    assert formats(stub) == ["json_schema"] * 20
+    assert took < 1.5, took
 
 
 async def test_auto_probe_respects_a_429_pause() -> None:

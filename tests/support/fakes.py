@@ -91,6 +91,11 @@ class ScriptedExtractor:
     ) -> list[list[object] | None]:
         return [await self.extract(e, active) for e in events]
 
+    async def extract_coalesced(
+        self, groups: Sequence[tuple[Sequence[RawEvent], Sequence[Fact]]]
+    ) -> list[list[object] | None]:
+        return [await self.extract(e, active) for events, active in groups for e in events]
+
     async def aclose(self) -> None:
         return None
 

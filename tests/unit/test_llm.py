@@ -4,7 +4,6 @@ parsers every answer goes through, in every output mode (hypothesis: any text, a
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ from streams.llm.client import (
     ProviderError,
     RateLimited,
     classify,
-    completion_text,
 )
 from streams.llm.extractors import parse_batch, parse_candidates
 from tests.support.openai_stub import refusal_body
@@ -78,48 +76,13 @@ def test_error_classes() -> None:
     assert NEXT_MODE == {"json_schema": "json_object", "json_object": "prompt"}
 
 
-def completion(content: Any = "{}", finish: Any = "stop", refusal: Any = None) -> Any:
-    message = SimpleNamespace(content=content, refusal=refusal)
-    return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason=finish)])
-
-
-def test_completion_text() -> None:
-    assert completion_text(completion('{"a": 1}')) == '{"a": 1}'
-    with pytest.raises(MalformedOutput, match="no choices"):
-        completion_text(SimpleNamespace(choices=[]))
-    with pytest.raises(MalformedOutput, match="refused"):
-        completion_text(completion(refusal="no"))
-    with pytest.raises(MalformedOutput, match="truncated"):
-        completion_text(completion(finish="length"))
-    with pytest.raises(MalformedOutput, match="empty"):
-        completion_text(completion(content=None))
-
+# Reading a completion's body: tests/unit/test_llm_wire.py.
 
 anything = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=10), c, max_size=3),
     max_leaves=10,
 )
-
-
-@given(
-    st.one_of(st.none(), st.lists(st.none() | st.builds(SimpleNamespace), max_size=2)),
-    anything,
-    anything,
-    anything,
-)
-def test_completion_of_any_shape_gives_text_or_malformed(
-    choices: Any, content: Any, finish: Any, refusal: Any
-) -> None:
-    shaped = (
-        completion(content, finish, refusal)
-        if choices is None
-        else SimpleNamespace(choices=choices)
-    )
-    try:
-        assert isinstance(completion_text(shaped), str)
-    except MalformedOutput as exc:
-        assert exc.reason
 
 
 # Answers: arbitrary text, JSON of any shape, and near-misses of the expected shapes, bare

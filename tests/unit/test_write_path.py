@@ -135,13 +135,35 @@ def test_a_broken_connection_is_replaced_before_the_batch() -> None:
     ],
 )
 def test_provider_failures_route_by_their_nature(answer: str, where: str, kind: str | None) -> None:
-    rig = Rig(script={"bad": answer})
+    # Two subjects in calls of their own (coalescing off).
+    rig = Rig(script={"bad": answer}, extraction_coalescing=False)
     rig.run([rig.ev("good"), rig.ev("bad")])
     assert rig.stored() == {"good"}
     if where == "retry":
         assert len(rig.retried()) == 1 and not rig.dead()
     else:
         assert not rig.retried() and len(rig.dead(kind)) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "stored", "retried", "dead"),
+    [
+        # An outage fails the one call both subjects share: both go to the retry topic.
+        ("outage", set(), 2, 0),
+        # A refusal or a bug: each event is asked alone, and only the one at fault fails.
+        ("refused", {"good"}, 0, 1),
+        ("bug", {"good"}, 0, 1),
+    ],
+)
+def test_a_coalesced_call_fails_only_what_its_failure_implies(
+    answer: str, stored: set[str], retried: int, dead: int
+) -> None:
+    rig = Rig(script={"bad": answer})
+    rig.run([rig.ev("good"), rig.ev("bad")])
+    assert rig.stored() == stored
+    assert len(rig.retried()) == retried and len(rig.dead()) == dead
+    extracted = rig.extractor.calls
+    assert extracted[:2] == ["good", "bad"]  # the coalesced call, then the fallbacks
 
 
 def test_malformed_output_yields_no_candidates_but_stores_the_event() -> None:
