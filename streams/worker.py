@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import threading
 import time
@@ -168,8 +169,13 @@ def prepare(settings: Settings) -> None:
 def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.App, Runtime]:
     """The faust app with its agents, tasks, views and hygiene wired."""
     t = topics.Topics(settings.topic_prefix)
+    # faust's own data dir (tables' local state; empty with the memory store) goes under the
+    # state dir rather than faust's default, the working directory.
+    faust_dir = settings.state_dir / "faust"
+    faust_dir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         settings.group_id,
+        datadir=str(faust_dir / (re.sub(r"[^A-Za-z0-9._-]", "_", settings.group_id) + "-data")),
         broker=[f"kafka://{hp}" for hp in settings.kafka_bootstrap.split(",")],
         **aiokafka_config(settings.kafka),
         value_serializer="raw",
