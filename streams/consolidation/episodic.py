@@ -56,7 +56,7 @@ class EpisodicFiller:
         self.batch = batch
         self.busy = busy
         self.max_backlog = max_backlog
-        self.lane = lane
+        self.lane = lane or Lane(nice=0)
         self.wakeup = asyncio.Event()
         self.filled = 0
 
@@ -68,11 +68,7 @@ class EpisodicFiller:
             if rows:
                 texts = [r["content"] for r in rows]
                 started = time.perf_counter()
-                if self.lane is not None:
-                    vectors = await self.lane.embed(self.embedder, texts)
-                else:
-                    loop = asyncio.get_running_loop()
-                    vectors = await loop.run_in_executor(None, self.embedder.embed, texts)
+                vectors = await self.lane.embed(self.embedder, texts)
                 self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
                 await episodic.fill(
                     conn,

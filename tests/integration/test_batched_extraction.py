@@ -15,8 +15,16 @@ import pytest
 
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support.extraction_run import (
+    chain,
+    consolidate,
+    expected,
+    openai_settings,
+    scored,
+    spoiling_responder,
+)
 from tests.support.metrics import value as metric
-from tests.support.openai_stub import OpenAIStub, candidates_responder, is_batch_request
+from tests.support.openai_stub import OpenAIStub, is_batch_request
 from tests.support.workers import (
     WorkerProcess,
     episodic_pending,
@@ -28,58 +36,6 @@ from tests.support.workers import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-def scored(eid: str, subject: str, day: int, n: int, marker: str = "") -> dict[str, Any]:
-    cands = [{"predicate": "score", "value": {"n": n}, "action": "supersede"}]
-    content = f"{marker}score is {n}\nCANDIDATES: {orjson.dumps(cands).decode()}"
-    return event(eid, subject=subject, day=day, content=content)
-
-
-def openai_settings(settings: Settings, stub: OpenAIStub, **update: Any) -> Settings:
-    return settings.model_copy(
-        update={
-            "llm_provider": "openai",
-            "openai_base_url": stub.base_url,
-            "openai_timeout_s": 10.0,
-            "batch_size": 64,
-            "batch_within_s": 0.5,
-            **update,
-        }
-    )
-
-
-def consolidate(s: Settings, evs: list[dict[str, Any]], log: Path) -> str:
-    """Publish before the worker starts, so the events meet in as few batches as possible."""
-    sdk.publish_events(s, evs)
-    with WorkerProcess(s, log) as w:
-        wait_until(
-            lambda: (
-                w.check()
-                and int(scalar(s, "SELECT count(*) FROM events") or 0) == len(evs)
-                and outbox_pending(s) == 0
-            ),
-            90,
-            "every event consolidated",
-        )
-        return w.metrics()
-
-
-def chain(s: Settings, subject: str) -> list[tuple[int, str]]:
-    """(n, status) of a subject's score facts, oldest first."""
-    return [
-        (r["value"]["n"], r["status"])
-        for r in rows(
-            s,
-            "SELECT value, status FROM facts WHERE subject_id = %s AND predicate = 'score'"
-            " ORDER BY valid_from, created_at",
-            (subject,),
-        )
-    ]
-
-
-def expected(ns: list[int]) -> list[tuple[int, str]]:
-    return [(n, "superseded") for n in ns[:-1]] + [(ns[-1], "active")]
 
 
 def test_one_call_covers_a_subjects_events_in_order(settings: Settings, tmp_path: Path) -> None:
@@ -103,16 +59,8 @@ def test_one_call_covers_a_subjects_events_in_order(settings: Settings, tmp_path
 def test_left_out_or_garbled_answers_fall_back_to_single_calls(
     settings: Settings, tmp_path: Path
 ) -> None:
-    def responder(request_json: dict[str, Any]) -> str:
-        if not is_batch_request(request_json):
-            return candidates_responder(request_json)
-        text = orjson.dumps(request_json).decode()
-        if "GARBLE" in text:
-            return '{"events": [ cut off'
-        answer = orjson.loads(candidates_responder(request_json))
-        if "PARTIAL" in text:
-            answer["events"] = answer["events"][:-1]  # the last event is left out
-        return orjson.dumps(answer).decode()
+    # A PARTIAL batch's answer leaves its last event out; a GARBLE one is cut off.
+    responder = spoiling_responder(lambda text, evs: evs[:-1] if "PARTIAL" in text else evs)
 
     evs = [scored(f"p{i}", "pat", 1 + i, i, "PARTIAL ") for i in range(3)]
     evs += [scored(f"g{i}", "gus", 1 + i, 10 + i, "GARBLE ") for i in range(3)]

@@ -19,12 +19,13 @@ import pytest
 from processors.extraction import COALESCED_SYSTEM_PROMPT
 from schemas.settings import Settings
 from streams.kafka import sdk
-from tests.integration.test_batched_extraction import (
+from tests.support.extraction_run import (
     chain,
     consolidate,
     expected,
     openai_settings,
     scored,
+    spoiling_responder,
 )
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, candidates_responder, is_batch_request
@@ -95,16 +96,9 @@ def test_each_section_shows_its_own_subjects_facts(settings: Settings, tmp_path:
 def test_a_partial_or_garbled_coalesced_answer_falls_back_per_event(
     settings: Settings, tmp_path: Path
 ) -> None:
-    def responder(request_json: dict[str, Any]) -> str:
-        if not is_batch_request(request_json):
-            return candidates_responder(request_json)
-        text = user_text(request_json)
-        if "GARBLE" in text:
-            return '{"events": [{"index": 1, "candidates": [] cut off'
-        answer = orjson.loads(candidates_responder(request_json))
-        # Every other event left out: the first subject's second, the second's first, ...
-        answer["events"] = answer["events"][::2]
-        return orjson.dumps(answer).decode()
+    # Every other event left out (the first subject's second, the second's first, ...); a
+    # GARBLE call's answer cut off.
+    responder = spoiling_responder(lambda _text, evs: evs[::2])
 
     partial = [scored(f"p{i}", "pat", 1 + i, i) for i in range(3)]
     partial += [scored(f"q{i}", "quinn", 1 + i, 20 + i) for i in range(3)]
