@@ -32,18 +32,15 @@ import pytest
 from schemas import topics
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams.kafka import sdk
 from streams.llm.extractors import OpenAIExtractor
+from tests.support.extraction_run import consolidate
 from tests.support.metrics import value as metric
 from tests.support.net import free_port
 from tests.support.workers import (
     REPO,
-    WorkerProcess,
     event,
-    outbox_pending,
     read_topic,
     rows,
-    scalar,
     wait_until,
 )
 
@@ -177,20 +174,9 @@ def test_worker_against_llama_cpp_server(
         for subject, texts in STATEMENTS.items()
         for i, text in enumerate(texts)
     ]
-    sdk.publish_events(s, evs)
     log = tmp_path / "worker.log"
     started = time.monotonic()
-    with WorkerProcess(s, log) as w:
-        wait_until(
-            lambda: (
-                w.check()
-                and int(scalar(s, "SELECT count(*) FROM events") or 0) == len(evs)
-                and outbox_pending(s) == 0
-            ),
-            600,
-            "every event consolidated",
-        )
-        metrics = w.metrics()
+    metrics = consolidate(s, evs, log, timeout=600)
     elapsed = time.monotonic() - started
 
     dlq = read_topic(s, topics.EVENTS_DLQ, idle=1.0)

@@ -39,7 +39,7 @@ def openai_settings(settings: Settings, stub: OpenAIStub, **update: Any) -> Sett
     )
 
 
-def consolidate(s: Settings, evs: list[dict[str, Any]], log: Path) -> str:
+def consolidate(s: Settings, evs: list[dict[str, Any]], log: Path, timeout: float = 90) -> str:
     """Publish before the worker starts, so the events meet in as few batches as possible;
     returns the worker's metrics once every event is stored and every change published."""
     sdk.publish_events(s, evs)
@@ -50,7 +50,7 @@ def consolidate(s: Settings, evs: list[dict[str, Any]], log: Path) -> str:
                 and int(scalar(s, "SELECT count(*) FROM events") or 0) == len(evs)
                 and outbox_pending(s) == 0
             ),
-            90,
+            timeout,
             "every event consolidated",
         )
         return w.metrics()
