@@ -8,8 +8,8 @@ Two glibc defaults make a worker's resident memory a multiple of its live heap:
   tensors soon come from the heap, whose freed top is rarely returned.
 
 Two arenas and a fixed 256 KiB mmap threshold (large blocks always mapped, and unmapped when
-freed) took the peak of a model-embedding process from 548 to 238 MiB at the same speed
-(bench/README.md, "worker memory").
+freed) took the peak of a process embedding on two threads from 770 to 356 MiB, and its RSS
+at rest from 577 to 207 MiB (``python -m bench.embed_memory``, bench/README.md).
 
 Invariants:
 - Best effort and idempotent: on another libc nothing changes, and an operator's
