@@ -3,7 +3,8 @@
 embeddings) and the HTTP surface.
 
 Thin wiring only: each agent takes a batch of raw messages and hands it to the Pipeline; the
-batch is acked (its offsets become committable) only after ``process`` returned, i.e. after
+batch is acked (its offsets become committable) only after ``process`` (or, with
+``batch_overlap``, ``commit``: see ``streams.consolidation.overlap``) returned, i.e. after
 its effects committed and its failures were re-queued or dead-lettered (at-least-once input,
 idempotent application: the events table dedupes a redelivered event).
 
@@ -25,6 +26,7 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import faust
@@ -34,88 +36,20 @@ from schemas import topics
 from schemas.settings import Settings
 from streams import safety
 from streams.consolidation import tracing
-from streams.consolidation.episodic import EpisodicFiller
 from streams.consolidation.faults import NO_FAULTS, FaultHook
-from streams.consolidation.pipeline import Incoming, Pipeline
-from streams.consolidation.relay import Relay
-from streams.embedding.embedder import make_embedder
-from streams.embedding.lane import Lane
+from streams.consolidation.overlap import overlapped
+from streams.consolidation.pipeline import Incoming, Prepared
 from streams.embedding.malloc import tame_malloc
 from streams.http import api
 from streams.http import auth as api_auth
 from streams.http import erase as api_erase
 from streams.http import hygiene as hygiene_views
 from streams.hygiene import schedule as hygiene_worker
-from streams.kafka.client import Publisher, aiokafka_config, ensure_topics
-from streams.llm.extractors import make_extractor
-from streams.metrics import Metrics
+from streams.kafka.client import aiokafka_config, ensure_topics
+from streams.runtime import Runtime
 from streams.store.core import Store
 
 log = logging.getLogger(__name__)
-
-
-class Runtime:
-    """Everything the agents share, created lazily on faust's event loop."""
-
-    def __init__(self, settings: Settings, faults: FaultHook = NO_FAULTS):
-        self.settings = settings
-        self.faults = faults
-        self.metrics = Metrics()
-        self.publisher = Publisher(settings.kafka)
-        self.embedder = make_embedder(settings.embedding)
-        self.extractor = make_extractor(settings.llm)
-        self.wakeup = asyncio.Event()
-        # Liveness: when a batch last finished (monotonic), and whether a stop began.
-        self.last_progress = time.monotonic()
-        self.shutting_down = False
-        self._pipeline: Pipeline | None = None
-        self._relay: Relay | None = None
-        self._episodic: EpisodicFiller | None = None
-        self._lock = asyncio.Lock()
-
-    async def pipeline(self) -> Pipeline:
-        """The write path, created on first use on faust's loop."""
-        async with self._lock:
-            if self._pipeline is None:
-                store = await Store.connect(self.settings)
-                await store.ready()
-                self._pipeline = Pipeline(
-                    self.settings,
-                    store,
-                    self.extractor,
-                    self.embedder,
-                    self.publisher,
-                    self.metrics,
-                    on_commit=self.wakeup,
-                    faults=self.faults,
-                )
-            return self._pipeline
-
-    async def relay(self) -> Relay:
-        """The outbox relay, created on first use."""
-        if self._relay is None:
-            store = await Store.connect(self.settings)
-            await store.ready()
-            self._relay = Relay(store, self.publisher, settings=self.settings, metrics=self.metrics)
-            self._relay.wakeup = self.wakeup
-        return self._relay
-
-    async def episodic(self) -> EpisodicFiller:
-        """The filler of deferred event embeddings, created on first use."""
-        if self._episodic is None:
-            store = await Store.connect(self.settings)
-            await store.ready()
-            group = self.settings.embedding
-            self._episodic = EpisodicFiller(
-                store,
-                self.embedder,
-                self.metrics,
-                group.fill_batch,
-                busy=lambda: self._pipeline is not None and self._pipeline.lock.locked(),
-                max_backlog=group.max_backlog,
-                lane=Lane(group.episodic_nice),
-            )
-        return self._episodic
 
 
 async def _guarded(rt: Runtime, work: Any) -> None:
@@ -134,6 +68,24 @@ async def _guarded(rt: Runtime, work: Any) -> None:
         log.critical("unexpected error in a batch; shutting the worker down", exc_info=True)
         os.kill(os.getpid(), signal.SIGTERM)
         raise
+
+
+async def _overlapped(rt: Runtime, stream: Any) -> None:
+    """Batch N+1 extracted while batch N writes (``overlap``); acks by hand after commit."""
+
+    async def prepare(events: Sequence[Any]) -> Prepared:
+        return await (await rt.pipeline()).prepare([_incoming(e) for e in events])
+
+    async def commit(prep: Prepared) -> None:
+        await (await rt.pipeline()).commit(prep)
+
+    async def ack(events: Sequence[Any]) -> None:
+        for e in events:
+            await stream.ack(e)
+        rt.last_progress = time.monotonic()
+
+    s = rt.settings
+    await overlapped(stream.noack_take(s.batch_size, s.batch_within_s), prepare, commit, ack)
 
 
 def _incoming(event: Any) -> Incoming:
@@ -206,6 +158,9 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
 
     @app.agent(events_topic)
     async def consolidate(stream: Any) -> None:
+        if settings.batch_overlap:
+            await _guarded(rt, _overlapped(rt, stream))
+            return
         async for events in stream.take_events(settings.batch_size, settings.batch_within_s):
             pipeline = await rt.pipeline()
             await _guarded(rt, pipeline.process([_incoming(e) for e in events]))

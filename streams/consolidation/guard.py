@@ -15,11 +15,15 @@ commands) with three protections:
   kills the process accrues deaths; past ``quarantine_after_deaths`` deaths the next worker
   to read it dead-letters it with reason ``quarantined`` instead of running it again.
 
-Invariants: ``run`` returns only when every message of the batch has ended in one of the
-three states (so the caller may ack the batch) or raises only CancelledError; a message never
-counts a death for work it did not start (a phantom count of at most one, from the batch
-record made before the killer struck, is the bound); replaying a message that already ended
-repeats its end idempotently (the work itself is idempotent).
+A pipelined caller splits ``run`` in two: ``register`` before it prepares a batch (extraction
+may start while the previous batch still writes), ``finish`` when the batch's turn to write
+comes. Every message is registered before any work on it starts, so the quarantine holds.
+
+Invariants: ``run`` (and ``finish``) returns only when every message of the batch has ended
+in one of the three states (so the caller may ack the batch) or raises only CancelledError;
+a message never counts a death for work it did not start (a phantom count of at most one,
+from the batch record made before the killer struck, is the bound); replaying a message that
+already ended repeats its end idempotently (the work itself is idempotent).
 """
 
 from __future__ import annotations
@@ -103,8 +107,22 @@ class IngestGuard:
         """Run ``work`` over the batch under the three protections (see the module)."""
         if not batch:
             return
+        await self.finish(batch, work, await self.register(batch))
+
+    async def register(self, batch: Sequence[Message]) -> set[Coord]:
+        """Record that work starts on the batch; returns the messages a dead worker held.
+        Call it before any work on the batch (a pipelined caller: before preparing it)."""
+        if not batch:
+            return set()
         coords = [m.coord for m in batch]
-        suspects = await self.hold(lambda: self.attempts.register_attempts(self.consumer, coords))
+        return await self.hold(lambda: self.attempts.register_attempts(self.consumer, coords))
+
+    async def finish(self, batch: Sequence[Message], work: Work, suspects: set[Coord]) -> None:
+        """Run ``work`` over a batch already registered (``suspects`` from ``register``)
+        until every message has ended, then clear the record."""
+        if not batch:
+            return
+        coords = [m.coord for m in batch]
         if not suspects:
             await self._isolating(batch, work)
             await self.hold(lambda: self.attempts.clear_attempts(self.consumer, coords))

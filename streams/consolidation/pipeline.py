@@ -2,9 +2,10 @@
 
 Order of work for a batch: parse (invalid -> DLQ with the reason) -> drop events already
 applied and events of erased subjects -> extract (``ExtractionStage``) -> one transaction
-(``BatchWriter``: embed, adjudicate against fresh state, write facts, queue change events)
--> failed jobs to the retry topic or the DLQ (``FailureRouter``) -> the optional attribute
-judge -> wake the relay. Commands go through ``CommandApplier``. ``IngestGuard`` wraps both.
+(``BatchWriter``: drop what committed since extraction, embed, adjudicate against fresh
+state, write facts, queue change events) -> failed jobs to the retry topic or the DLQ
+(``FailureRouter``) -> the optional attribute judge -> wake the relay. Commands go through
+``CommandApplier``. ``IngestGuard`` wraps both.
 
 Invariants:
 - The source message is never lost: it is applied, dead-lettered or re-queued to the retry
@@ -12,8 +13,14 @@ Invariants:
 - A database outage is not the event's fault: the batch is retried until the database is
   back, and nothing is acked meanwhile; extraction is not repeated for the held batch.
 - One event's failure rolls back only its own savepoint.
-- Batches are processed one at a time per pipeline (``lock``): a worker's subjects are never
+- Batches are written one at a time per pipeline (``lock``): a worker's subjects are never
   decided from state another of its batches is writing.
+- ``process`` is ``prepare`` then ``commit`` under one lock. With a read connection of its
+  own, ``prepare`` (register the attempts, parse, extract: reads and provider calls only)
+  runs outside the lock, so batch N+1 is extracted while batch N writes; its extraction
+  context is then the state before N committed (as if N and N+1 were one batch).
+  Adjudication never is: ``commit`` re-checks applied and erased events and decides against
+  the state in its transaction.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from processors.adjudication import Policy
 from processors.attribute_judge import OfferedPair
@@ -31,7 +39,7 @@ from schemas.settings import Settings
 from streams.consolidation.commands import CommandApplier
 from streams.consolidation.extraction import ExtractionStage
 from streams.consolidation.faults import NO_FAULTS, FaultHook
-from streams.consolidation.guard import IngestGuard
+from streams.consolidation.guard import Coord, IngestGuard
 from streams.consolidation.jobs import Incoming, Job, parse_event, reason, tkey
 from streams.consolidation.routing import FailureRouter
 from streams.consolidation.tracing import BatchTrace
@@ -43,9 +51,22 @@ from streams.llm.extractors import Extractor
 from streams.metrics import Metrics
 from streams.ports import SYSTEM_CLOCK, Clock, Judge, MessagePublisher, WriteStore
 
-__all__ = ["Incoming", "Pipeline"]
+__all__ = ["Incoming", "Pipeline", "Prepared"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class Prepared:
+    """A batch registered and extracted by ``Pipeline.prepare``, waiting for ``commit``.
+    ``jobs`` is None when commit must work the batch itself: messages a dead worker held
+    (``suspects``, one by one) or a preparation that failed unexpectedly."""
+
+    batch: Sequence[Incoming]
+    suspects: set[Coord]
+    jobs: list[Job] | None = None
+    fresh: list[Job] = field(default_factory=list)
+    trace: BatchTrace = field(default_factory=lambda: BatchTrace(False, 0))
 
 
 def policy_of(settings: Settings) -> Policy:
@@ -84,16 +105,20 @@ class Pipeline:
         faults: FaultHook = NO_FAULTS,
         judge: Judge | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        reader: WriteStore | None = None,
     ):
         self.settings = settings
         self.store = store
+        # Reads before the write (applied, erased, extraction context, attempts) go here: a
+        # connection of their own lets ``prepare`` overlap another batch's transaction.
+        self.reader = reader if reader is not None else store
         self.metrics = metrics or Metrics()
         self.on_commit = on_commit
         self.faults = faults
         self.clock = clock
         self.lock = asyncio.Lock()
         self.embed_cache = EmbeddingCache(settings.embed_cache_size)
-        self.extraction = ExtractionStage(settings, extractor, store, self.metrics)
+        self.extraction = ExtractionStage(settings, extractor, self.reader, self.metrics)
         self.writer = BatchWriter(
             store,
             policy_of(settings),
@@ -111,14 +136,16 @@ class Pipeline:
         self.judge = (
             judge if judge is not None else default_judge(settings, publisher, self.metrics)
         )
-        self.trace = BatchTrace(False, 0)  # the current batch's spans (no-op when off)
-        self.guard = IngestGuard(
-            store,
-            settings.group_id,
-            settings.quarantine_after_deaths,
-            self.router.dead_letter,  # type: ignore[arg-type]
-            self.metrics,
-            clock,
+        self.guard, self.reads_guard = (
+            IngestGuard(
+                log_store,
+                settings.group_id,
+                settings.quarantine_after_deaths,
+                self.router.dead_letter,  # type: ignore[arg-type]
+                self.metrics,
+                clock,
+            )
+            for log_store in (store, self.reader)
         )
 
     async def process(self, batch: Sequence[Incoming]) -> None:
@@ -129,13 +156,62 @@ class Pipeline:
         async with self.lock:
             await self.guard.run(batch, self._process_events)  # type: ignore[arg-type]
 
+    async def prepare(self, batch: Sequence[Incoming]) -> Prepared:
+        """The first half of ``process``: register, parse and extract, without the lock when
+        the pipeline has its own read connection (so it overlaps the previous batch's
+        ``commit``). Every prepared batch must then go through ``commit``, in order."""
+        if self.reader is self.store:  # one connection: never inside another's transaction
+            async with self.lock:
+                return await self._prepare(batch)
+        return await self._prepare(batch)
+
+    async def commit(self, prep: Prepared) -> None:
+        """The second half of ``process``: write what ``prepare`` extracted (re-checked against
+        what committed since), then end every message as ``process`` would."""
+
+        async def work(sub: Sequence[Incoming]) -> None:
+            if sub is prep.batch and prep.jobs is not None:
+                await self._write(prep.jobs, prep.fresh, prep.trace)
+            else:  # a split (isolation, suspects) or a batch whose preparation failed
+                await self._process_events(sub)
+
+        async with self.lock:
+            try:
+                await self.guard.finish(prep.batch, work, prep.suspects)  # type: ignore[arg-type]
+            finally:
+                prep.trace.end()
+
+    async def _prepare(self, batch: Sequence[Incoming]) -> Prepared:
+        for msg in batch:
+            msg.max_attempts = self.settings.max_attempts
+        suspects = await self.reads_guard.register(batch)
+        if suspects:  # worked one by one in commit (see IngestGuard)
+            return Prepared(batch, suspects)
+        try:
+            jobs, fresh, trace = await self._extract(batch)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # commit redoes it message by message, under the guard
+            log.warning("preparing a batch failed (%s: %s)", type(exc).__name__, exc)
+            return Prepared(batch, set())
+        return Prepared(batch, set(), jobs, fresh, trace)
+
     async def _process_events(self, batch: Sequence[Incoming]) -> None:
-        self.trace = BatchTrace(self.settings.tracing_enabled, len(batch))
+        jobs, fresh, trace = await self._extract(batch)
+        try:
+            await self._write(jobs, fresh, trace)
+        finally:
+            trace.end()
+
+    async def _extract(self, batch: Sequence[Incoming]) -> tuple[list[Job], list[Job], BatchTrace]:
+        """Parse (the invalid dead-lettered), drop events already applied or erased, extract
+        the rest; reads only, on the read connection."""
+        trace = BatchTrace(self.settings.tracing_enabled, len(batch))
         try:
             jobs = await self._parse(batch)
             for j in jobs:
                 await self.faults.event_starts(j.event)
-                self.trace.event(
+                trace.event(
                     tkey(j),
                     {
                         "event.id": j.event.event_id,
@@ -144,10 +220,15 @@ class Pipeline:
                     },
                     j.msg.headers,
                 )
+            fresh: list[Job] = []
             if jobs:
-                await self._with_database(jobs)
-        finally:
-            self.trace.end()
+                fresh, _ = await self.reads_guard.hold(lambda: self._unapplied(jobs, self.reader))
+                with trace.stage("extract", [tkey(j) for j in fresh]):
+                    await self.extraction.run(fresh)
+        except BaseException:
+            trace.end()
+            raise
+        return jobs, fresh, trace
 
     async def _parse(self, batch: Sequence[Incoming]) -> list[Job]:
         jobs: list[Job] = []
@@ -162,31 +243,37 @@ class Pipeline:
             await self.router.dead_letter(dead, "invalid_event")
         return jobs
 
-    async def _with_database(self, jobs: list[Job]) -> None:
-        extracted = False
+    async def _write(self, jobs: list[Job], fresh: list[Job], trace: BatchTrace) -> None:
+        live = fresh
 
         async def attempt() -> list[OfferedPair]:
-            # Held by the guard while the database is down; extraction is not repeated.
-            nonlocal extracted
-            fresh = await self._drop_applied(jobs)
-            records = await self.store.erasure_records([j.event for j in fresh])
-            fresh = self._drop_erased(fresh, records)
-            if not extracted:
-                with self.trace.stage("extract", [tkey(j) for j in fresh]):
-                    await self.extraction.run(fresh)
-                extracted = True
-                self._forget_erased(fresh, records)
-            ready = [j for j in fresh if j.error is None]
-            return await self.writer.apply(ready, self.trace, self.clock.now())
+            # Held by the guard while the database is down; extraction is not repeated. What
+            # committed since extraction (an earlier batch, an erasure) is checked again here.
+            nonlocal live
+            live, records = await self._unapplied(fresh, self.store)
+            self._forget_erased(live, records)
+            ready = [j for j in live if j.error is None]
+            return await self.writer.apply(ready, trace, self.clock.now())
 
+        if not jobs:
+            return
         offered = await self.guard.hold(attempt)
-        failed = [j for j in jobs if j.error is not None]
+        failed = [j for j in live if j.error is not None]
         if failed:
             await self.router.requeue(failed)
         if offered and self.judge is not None:
             await self.judge.judge(offered)
         if self.on_commit is not None:
             self.on_commit.set()
+
+    async def _unapplied(
+        self, jobs: list[Job], store: WriteStore
+    ) -> tuple[list[Job], list[ErasureRecord]]:
+        """The jobs not yet applied nor erased (each drop counted once: a job dropped here is
+        never checked again), with the subjects' erasure records."""
+        fresh = await self._drop_applied(jobs, store)
+        records = await store.erasure_records([j.event for j in fresh])
+        return self._drop_erased(fresh, records), records
 
     def _drop_erased(self, jobs: list[Job], records: list[ErasureRecord]) -> list[Job]:
         """Events of an erased subject, at or before its erasure, are skipped whole: a replay
@@ -210,8 +297,8 @@ class Pipeline:
             if dropped:
                 self.metrics.inc("consolidator_candidates_rejected_total", dropped, reason="erased")
 
-    async def _drop_applied(self, jobs: list[Job]) -> list[Job]:
-        applied = await self.store.applied_events([j.event for j in jobs])
+    async def _drop_applied(self, jobs: list[Job], store: WriteStore) -> list[Job]:
+        applied = await store.applied_events([j.event for j in jobs])
         fresh = []
         for j in jobs:
             if (j.event.project_id, j.event.event_id) in applied:

@@ -77,6 +77,9 @@ class FakeStore:
         try:
             yield self
         except BaseException:
+            # Attempts are recorded outside any transaction (by the guard, or on another
+            # connection meanwhile): a rollback never takes them back.
+            saved.attempts = self.data.attempts
             self.data = saved
             raise
 
@@ -217,3 +220,28 @@ class FakeStore:
         self._call("clear_attempts")
         for c in coords:
             self.data.attempts.pop((consumer, c), None)
+
+
+class FakeReader(FakeStore):
+    """A second connection to the same fake database (``Pipeline``'s ``reader``): it reads
+    and records attempts in its owner's data; its own outages are its own."""
+
+    def __init__(self, owner: FakeStore) -> None:
+        self.owner = owner
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def data(self) -> _Data:
+        return self.owner.data
+
+    @data.setter
+    def data(self, value: _Data) -> None:
+        pass  # only FakeStore.__init__ assigns it; the owner's data is the one database
+
+    @property  # type: ignore[override]
+    def erasures(self) -> list[ErasureRecord]:
+        return self.owner.erasures
+
+    @erasures.setter
+    def erasures(self, value: list[ErasureRecord]) -> None:
+        pass

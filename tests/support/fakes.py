@@ -22,9 +22,9 @@ from schemas.events import RawEvent
 from schemas.facts import Fact
 from streams.llm.client import MalformedOutput, PermanentProviderError, ProviderError
 from streams.ports import BrokerUnavailable, OutRecord
-from tests.support.fake_store import FakeStore
+from tests.support.fake_store import FakeReader, FakeStore
 
-__all__ = ["FakeClock", "FakePublisher", "FakeStore", "ScriptedExtractor"]
+__all__ = ["FakeClock", "FakePublisher", "FakeReader", "FakeStore", "ScriptedExtractor"]
 
 
 class FakePublisher:
