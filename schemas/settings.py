@@ -135,10 +135,11 @@ class Settings(BaseSettings):
     # --- worker ---
     batch_size: int = Field(default=256, ge=1)
     batch_within_s: float = Field(default=0.05, gt=0)
-    # The events agent extracts batch N+1 while batch N writes (on a second connection), so
-    # an extractor's latency hides behind the writes; its extraction context is then the
-    # state before N committed. Off: one batch at a time, context always current.
-    batch_overlap: bool = True
+    # Batches of the events agent held at once: the newer ones are extracted (on a second
+    # connection) while the oldest writes, so an extractor's latency hides behind the writes;
+    # a batch's extraction context is then the state before the older ones committed.
+    # 1: one batch at a time, context always current (streams.consolidation.overlap).
+    batches_in_flight: int = Field(default=4, ge=1, le=16)
     max_attempts: int = Field(default=3, ge=1)
     retry_delay_s: float = Field(default=2.0, ge=0)
     # A retry header asking to wait longer than this is treated as due at once (kept below

@@ -4,7 +4,7 @@ faust's event loop (their connections belong to that loop).
 
 Invariants:
 - One pipeline, one relay and one filler per worker process, each with its own connection;
-  with ``batch_overlap`` the pipeline has a second connection for ``prepare``'s reads.
+  with ``batches_in_flight`` > 1 the pipeline has a second connection for ``prepare``'s reads.
 - ``last_progress`` moves whenever a batch ends (health's stall check reads it).
 """
 
@@ -52,7 +52,9 @@ class Runtime:
                 store = await Store.connect(self.settings)
                 await store.ready()
                 reader = None
-                if self.settings.batch_overlap:  # prepare's reads beside commit's transaction
+                if (
+                    self.settings.batches_in_flight > 1
+                ):  # prepare's reads beside commit's transaction
                     reader = await Store.connect(self.settings)
                     await reader.ready()
                 self._pipeline = Pipeline(

@@ -4,7 +4,7 @@ embeddings) and the HTTP surface.
 
 Thin wiring only: each agent takes a batch of raw messages and hands it to the Pipeline; the
 batch is acked (its offsets become committable) only after ``process`` (or, with
-``batch_overlap``, ``commit``: see ``streams.consolidation.overlap``) returned, i.e. after
+``batches_in_flight`` > 1, ``commit``: see ``streams.consolidation.overlap``) returned, i.e. after
 its effects committed and its failures were re-queued or dead-lettered (at-least-once input,
 idempotent application: the events table dedupes a redelivered event).
 
@@ -71,7 +71,7 @@ async def _guarded(rt: Runtime, work: Any) -> None:
 
 
 async def _overlapped(rt: Runtime, stream: Any) -> None:
-    """Batch N+1 extracted while batch N writes (``overlap``); acks by hand after commit."""
+    """Newer batches extracted while the oldest writes (``overlap``); acked after commit."""
 
     async def prepare(events: Sequence[Any]) -> Prepared:
         return await (await rt.pipeline()).prepare([_incoming(e) for e in events])
@@ -85,7 +85,8 @@ async def _overlapped(rt: Runtime, stream: Any) -> None:
         rt.last_progress = time.monotonic()
 
     s = rt.settings
-    await overlapped(stream.noack_take(s.batch_size, s.batch_within_s), prepare, commit, ack)
+    batches = stream.noack_take(s.batch_size, s.batch_within_s)
+    await overlapped(batches, prepare, commit, ack, depth=s.batches_in_flight)
 
 
 def _incoming(event: Any) -> Incoming:
@@ -158,7 +159,7 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
 
     @app.agent(events_topic)
     async def consolidate(stream: Any) -> None:
-        if settings.batch_overlap:
+        if settings.batches_in_flight > 1:
             await _guarded(rt, _overlapped(rt, stream))
             return
         async for events in stream.take_events(settings.batch_size, settings.batch_within_s):

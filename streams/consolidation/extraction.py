@@ -1,8 +1,9 @@
 """The extraction stage: candidates for each job, from the configured extractor.
 
 Invariants:
-- Concurrent across subjects (at most ``llm_concurrency`` calls or subjects at once), in
-  order within one: a subject's events never overtake each other.
+- Concurrent across subjects (at most ``llm_concurrency`` calls or subjects at once, shared
+  by every batch being prepared), in order within one: a subject's events of a batch never
+  overtake each other (across batches, ``Pipeline.commit`` keeps the order).
 - With ``extraction_batching``, a subject's events share calls of at most
   ``extraction_batch_max_events``; with ``extraction_coalescing`` too, subjects of one project
   with few events share one call (``processors.extraction_plan.plan_calls``), each event
@@ -49,6 +50,14 @@ class ExtractionStage:
         self.extractor = extractor
         self.store = store
         self.metrics = metrics
+        self._sem: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+
+    def _limit(self) -> asyncio.Semaphore:
+        """One limit for every batch being prepared at once (see ``overlap``), per loop."""
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem[0] is not loop:
+            self._sem = (loop, asyncio.Semaphore(self.settings.llm_concurrency))
+        return self._sem[1]
 
     async def run(self, jobs: list[Job]) -> None:
         """Extract for every job; never raises for one job's failure."""
@@ -60,7 +69,7 @@ class ExtractionStage:
             if self.extractor.uses_context
             else {}
         )
-        sem = asyncio.Semaphore(self.settings.llm_concurrency)
+        sem = self._limit()
         batching = self.settings.extraction_batching
         step = self.settings.extraction_batch_max_events if batching else 1
         loads = [

@@ -1,31 +1,91 @@
-"""Two batches in flight: batch N+1 is prepared (registered, parsed, extracted) while batch N
-commits, so an extractor's latency hides behind the previous batch's writes.
+"""Several batches in flight: the next batches are prepared (registered, parsed, extracted)
+while the oldest commits, so an extractor's latency hides behind the writes.
 
-``overlapped(batches, prepare, commit, ack)`` drives any async iterable of batches (the
-events agent gives it faust's ``noack_take``) through ``Pipeline.prepare`` and
-``Pipeline.commit``.
+``overlapped(batches, prepare, commit, ack, depth)`` drives any async iterable of batches
+(the events agent gives it faust's ``noack_take``) through ``Pipeline.prepare`` and
+``Pipeline.commit``: each batch's ``prepare`` starts as soon as it is taken; one committer
+task commits and acks them in the order they came.
 
 Invariants:
 - Commits run one at a time, in the order the batches came: batch N+1's commit starts only
   after batch N's commit and ack returned.
 - A batch is acked only after its commit returned (every message ended), so a crash or a
   rebalance redelivers whatever was not: at-least-once, like one batch at a time.
-- At most two batches are held: the one committing and the one being prepared.
+- At most ``depth`` batches are held (taken and not yet acked); ``depth`` 1 is one batch at a
+  time: each is prepared and committed before the next is taken.
 - An exception out of ``prepare``, ``commit`` or ``ack`` ends the loop with that exception
   (the worker treats it as a bug and stops); nothing after the failed batch is acked.
-- When the loop ends (stop, cancellation), the commit in flight is given ``grace`` seconds to
-  end, so a clean stop leaves its batch committed and acked rather than half-done; past that
-  (a commit held by an outage) it is cancelled: rolled back, unacked, read again later.
+- When the loop ends (stop, cancellation, failure), no new commit starts; the commit in
+  flight is given ``grace`` seconds to end, so a clean stop leaves its batch committed and
+  acked rather than half-done; past that (a commit held by an outage) it is cancelled:
+  rolled back, unacked, read again later. Preparations not yet committed are cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 E = TypeVar("E")
 P = TypeVar("P")
+
+
+class _Committer(Generic[E, P]):
+    """Commits and acks the prepared batches in order, one at a time."""
+
+    def __init__(
+        self,
+        commit: Callable[[P], Awaitable[None]],
+        ack: Callable[[Sequence[E]], Awaitable[None]],
+        depth: int,
+    ) -> None:
+        self.commit = commit
+        self.ack = ack
+        self.window: asyncio.Queue[tuple[asyncio.Future[P], Sequence[E]] | None] = asyncio.Queue()
+        self.held: list[asyncio.Future[P]] = []  # preparations not yet committed
+        self.room = asyncio.Semaphore(depth - 1)
+        self.stopping = False
+        self.committing = False
+        self.task: asyncio.Task[None] = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while not self.stopping:
+            item = await self.window.get()
+            if item is None:
+                return
+            prepared, batch = item
+            prep = await prepared
+            if self.stopping:
+                return
+            self.committing = True
+            await self.commit(prep)
+            self.held.remove(prepared)
+            await self.ack(batch)
+            self.committing = False
+            self.room.release()
+
+    def add(self, prepared: asyncio.Future[P], batch: Sequence[E]) -> None:
+        self.held.append(prepared)
+        self.window.put_nowait((prepared, batch))
+
+    async def wait_for_room(self) -> None:
+        """Until fewer than ``depth`` batches are held; raises what ended the committer."""
+        acquired = asyncio.ensure_future(self.room.acquire())
+        await asyncio.wait({acquired, self.task}, return_when=asyncio.FIRST_COMPLETED)
+        if self.task.done():
+            acquired.cancel()
+            self.task.result()  # its exception; a committer never returns before the end
+            raise RuntimeError("the committer ended before the batches did")
+
+    async def close(self, grace: float) -> None:
+        self.stopping = True
+        if self.committing:  # a preparation is dropped at once, a commit given its grace
+            await asyncio.wait([self.task], timeout=grace)
+        futures: list[asyncio.Future[Any]] = [self.task, *self.held]
+        for fut in futures:
+            fut.cancel()
+        await asyncio.gather(*futures, return_exceptions=True)
 
 
 async def overlapped(
@@ -33,28 +93,23 @@ async def overlapped(
     prepare: Callable[[Sequence[E]], Awaitable[P]],
     commit: Callable[[P], Awaitable[None]],
     ack: Callable[[Sequence[E]], Awaitable[None]],
+    depth: int = 2,
     grace: float = 5.0,
 ) -> None:
-    """Prepare each batch while the previous one commits; ack each after its commit."""
-    pending: asyncio.Task[None] | None = None
-
-    async def finish(prep: P, batch: Sequence[E]) -> None:
-        await commit(prep)
-        await ack(batch)
-
+    """Prepare each batch as it comes; commit and ack them in order, ``depth`` held at most."""
+    if depth < 1:
+        raise ValueError("depth must be at least 1")
+    if depth == 1:
+        async for batch in batches:
+            await commit(await prepare(batch))
+            await ack(batch)
+        return
+    committer: _Committer[E, P] = _Committer(commit, ack, depth)
     try:
         async for batch in batches:
-            prep = await prepare(batch)
-            if pending is not None:
-                await pending  # N commits and is acked before N+1 may start to
-            pending = asyncio.ensure_future(finish(prep, batch))
-        if pending is not None:
-            await pending
+            committer.add(asyncio.ensure_future(prepare(batch)), batch)
+            await committer.wait_for_room()
+        committer.window.put_nowait(None)
+        await committer.task
     finally:
-        if pending is not None and not pending.done():
-            # Cancelled or failed while N was committing: let N end (it holds no provider
-            # call, only its transaction), so its messages are not worked twice.
-            await asyncio.wait([pending], timeout=grace)
-            if not pending.done():
-                pending.cancel()
-                await asyncio.wait([pending])
+        await committer.close(grace)

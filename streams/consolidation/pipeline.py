@@ -17,8 +17,9 @@ Invariants:
   decided from state another of its batches is writing.
 - ``process`` is ``prepare`` then ``commit`` under one lock. With a read connection of its
   own, ``prepare`` (register the attempts, parse, extract: reads and provider calls only)
-  runs outside the lock, so batch N+1 is extracted while batch N writes; its extraction
-  context is then the state before N committed (as if N and N+1 were one batch).
+  runs outside the lock, so later batches are extracted while the oldest writes
+  (``streams.consolidation.overlap``); their extraction context is then the state before
+  the older ones committed (as if they all were one batch).
   Adjudication never is: ``commit`` re-checks applied and erased events and decides against
   the state in its transaction.
 """

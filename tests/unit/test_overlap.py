@@ -1,6 +1,6 @@
-"""Two batches in flight (``streams.consolidation.overlap``): commits in order, acks only after
-their commit, at most two batches held, failures and stops end the loop without acking what
-did not commit. The interleavings are driven by counted event-loop turns, not by time."""
+"""Batches in flight (``streams.consolidation.overlap``): commits in order, acks only after
+their commit, at most ``depth`` batches held, failures and stops end the loop without acking
+what did not commit. The interleavings are driven by counted event-loop turns, not time."""
 
 from __future__ import annotations
 
@@ -65,13 +65,13 @@ turns = st.lists(st.integers(0, 6), min_size=1, max_size=12)
 
 
 @hsettings(max_examples=examples(300), derandomize=True)
-@given(prep=turns, commit=turns)
-def test_commits_in_order_acked_after_their_commit_two_in_flight(
-    prep: list[int], commit: list[int]
+@given(prep=turns, commit=turns, depth=st.integers(1, 5))
+def test_commits_in_order_acked_after_their_commit_depth_held_at_most(
+    prep: list[int], commit: list[int], depth: int
 ) -> None:
     n = min(len(prep), len(commit))
     rec = Recorder(prep, commit)
-    asyncio.run(overlapped(rec.batches(n), rec.prepare, rec.commit, rec.ack))
+    asyncio.run(overlapped(rec.batches(n), rec.prepare, rec.commit, rec.ack, depth=depth))
     assert rec.of("commit-start") == list(range(n))
     assert rec.of("ack") == list(range(n))  # each once, in order
     for i in range(n):
@@ -81,26 +81,39 @@ def test_commits_in_order_acked_after_their_commit_two_in_flight(
     held = 0
     for what, _i in rec.log:  # a batch is held from its prepare until its ack
         held += {"prep-start": 1, "ack": -1}.get(what, 0)
-        assert held <= 2
+        assert held <= depth
 
 
-def test_the_next_batch_is_prepared_while_the_previous_commits() -> None:
-    rec = Recorder([1, 1, 1], [20, 20, 20])
-    asyncio.run(overlapped(rec.batches(3), rec.prepare, rec.commit, rec.ack))
-    assert rec.at("prep-end", 1) < rec.at("commit-end", 0)
-    assert rec.at("prep-end", 2) < rec.at("commit-end", 1)
+@pytest.mark.parametrize("depth", [2, 3, 4])
+def test_the_next_batches_are_prepared_while_the_oldest_commits(depth: int) -> None:
+    rec = Recorder([1] * 8, [20] * 8)
+    asyncio.run(overlapped(rec.batches(8), rec.prepare, rec.commit, rec.ack, depth=depth))
+    for i in range(8 - depth + 1):  # the depth - 1 next batches are ready before i commits
+        assert all(rec.at("prep-end", i + k) < rec.at("commit-end", i) for k in range(depth))
+
+
+def test_depth_one_is_one_batch_at_a_time() -> None:
+    rec = Recorder([3] * 4, [3] * 4)
+    asyncio.run(overlapped(rec.batches(4), rec.prepare, rec.commit, rec.ack, depth=1))
+    assert [w for w, _ in rec.log] == [
+        "prep-start",
+        "prep-end",
+        "commit-start",
+        "commit-end",
+        "ack",
+    ] * 4
 
 
 @hsettings(max_examples=examples(100), derandomize=True)
-@given(prep=turns, commit=turns, data=st.data())
+@given(prep=turns, commit=turns, depth=st.integers(1, 4), data=st.data())
 def test_a_failed_commit_ends_the_loop_and_nothing_after_it_is_acked(
-    prep: list[int], commit: list[int], data: st.DataObject
+    prep: list[int], commit: list[int], depth: int, data: st.DataObject
 ) -> None:
     n = min(len(prep), len(commit))
     rec = Recorder(prep, commit)
     rec.fail_commit = data.draw(st.integers(0, n - 1))
     with pytest.raises(RuntimeError, match="commit failed"):
-        asyncio.run(overlapped(rec.batches(n), rec.prepare, rec.commit, rec.ack))
+        asyncio.run(overlapped(rec.batches(n), rec.prepare, rec.commit, rec.ack, depth=depth))
     assert rec.of("ack") == list(range(rec.fail_commit))
     assert rec.of("commit-start") == list(range(rec.fail_commit + 1))
 

@@ -1,4 +1,4 @@
-"""``Pipeline.prepare`` + ``commit`` with batch N+1 prepared while batch N commits (on fakes):
+"""``Pipeline.prepare`` + ``commit`` with later batches prepared while one commits (on fakes):
 every message ends as it would one batch at a time, whatever the batches hold (duplicates
 across batches, unreadable bytes, provider outages, refusals, bugs), and what commits between
 a batch's preparation and its commit (an earlier batch, an erasure) is honoured."""
@@ -48,7 +48,7 @@ class Rig:
             reader=self.reader if overlap else None,
         )
 
-    def run_overlapped(self, batches: Sequence[Sequence[Incoming]]) -> None:
+    def run_overlapped(self, batches: Sequence[Sequence[Incoming]], depth: int = 3) -> None:
         async def source() -> AsyncIterator[Sequence[Incoming]]:
             for b in batches:
                 yield b
@@ -57,7 +57,7 @@ class Rig:
             return None
 
         p = self.pipeline
-        asyncio.run(overlapped(source(), p.prepare, p.commit, ack))
+        asyncio.run(overlapped(source(), p.prepare, p.commit, ack, depth=depth))
 
     def run_sequential(self, batches: Sequence[Sequence[Incoming]]) -> None:
         for b in batches:
@@ -107,9 +107,10 @@ messages = st.lists(
     items=messages,
     cuts=st.lists(st.integers(1, 40), max_size=6),
     answers=st.lists(st.sampled_from(ANSWERS), min_size=12, max_size=12),
+    depth=st.integers(2, 5),
 )
 def test_overlapped_batches_end_every_message_as_one_at_a_time_does(
-    items: list[Any], cuts: list[int], answers: list[str | None]
+    items: list[Any], cuts: list[int], answers: list[str | None], depth: int
 ) -> None:
     script = {f"e{i}": a for i, a in enumerate(answers) if a is not None}
 
@@ -132,7 +133,7 @@ def test_overlapped_batches_end_every_message_as_one_at_a_time_does(
 
     one, two = Rig(script, overlap=False), Rig(script)
     one.run_sequential(batches())
-    two.run_overlapped(batches())
+    two.run_overlapped(batches(), depth)
     assert two.outcome() == one.outcome()
     assert two.store.data.attempts == {}  # every message's work ended
 
