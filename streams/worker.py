@@ -3,10 +3,10 @@
 embeddings) and the HTTP surface.
 
 Thin wiring only: each agent takes a batch of raw messages and hands it to the Pipeline; the
-batch is acked (its offsets become committable) only after ``process`` (or, with
-``batches_in_flight`` > 1, ``commit``: see ``streams.consolidation.overlap``) returned, i.e. after
-its effects committed and its failures were re-queued or dead-lettered (at-least-once input,
-idempotent application: the events table dedupes a redelivered event).
+batch is acked (its offsets become committable) only after ``process`` (the events agent:
+``commit``, with up to ``batches_in_flight`` batches held, ``streams.consolidation.overlap``)
+returned, i.e. after its effects committed and its failures were re-queued or dead-lettered
+(at-least-once input, idempotent application: the events table dedupes a redelivered event).
 
 Invariants:
 - No header can park a partition: a retry's ``not_before`` is read by
@@ -159,12 +159,7 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
 
     @app.agent(events_topic)
     async def consolidate(stream: Any) -> None:
-        if settings.batches_in_flight > 1:
-            await _guarded(rt, _overlapped(rt, stream))
-            return
-        async for events in stream.take_events(settings.batch_size, settings.batch_within_s):
-            pipeline = await rt.pipeline()
-            await _guarded(rt, pipeline.process([_incoming(e) for e in events]))
+        await _guarded(rt, _overlapped(rt, stream))
 
     @app.agent(retry_topic)
     async def retry(stream: Any) -> None:
