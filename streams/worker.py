@@ -86,7 +86,11 @@ async def _overlapped(rt: Runtime, stream: Any) -> None:
 
     s = rt.settings
     batches = stream.noack_take(s.batch_size, s.batch_within_s)
-    await overlapped(batches, prepare, commit, ack, depth=s.batches_in_flight)
+
+    async def abandon(prep: Prepared) -> None:
+        await (await rt.pipeline()).abandon(prep)
+
+    await overlapped(batches, prepare, commit, ack, depth=s.batches_in_flight, abandon=abandon)
 
 
 def _incoming(event: Any) -> Incoming:

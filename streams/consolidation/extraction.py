@@ -25,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from processors.extraction import MAX_ACTIVE_IN_PROMPT
 from processors.extraction_plan import SubjectLoad, plan_calls
@@ -40,6 +41,10 @@ from streams.ports import SubjectKey, WriteStore
 log = logging.getLogger(__name__)
 
 
+async def _run(step: Callable[[], Awaitable[Any]]) -> Any:
+    return await step()
+
+
 class ExtractionStage:
     """Fills ``Job.candidates`` (or ``Job.error``) for a batch's fresh jobs."""
 
@@ -51,6 +56,8 @@ class ExtractionStage:
         self.store = store
         self.metrics = metrics
         self._sem: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        # How the context read is run: the pipeline's guard holds it through an outage.
+        self.hold: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] = _run
 
     def _limit(self) -> asyncio.Semaphore:
         """One limit for every batch being prepared at once (see ``overlap``), per loop."""
@@ -64,8 +71,9 @@ class ExtractionStage:
         by_subject: dict[SubjectKey, list[Job]] = defaultdict(list)
         for j in jobs:
             by_subject[(j.event.project_id, j.event.subject_id)].append(j)
+        limit = self.settings.extraction_context_max_facts
         context = (
-            await self.store.active_facts(by_subject, self.settings.extraction_context_max_facts)
+            await self.hold(lambda: self.store.active_facts(by_subject, limit))
             if self.extractor.uses_context
             else {}
         )

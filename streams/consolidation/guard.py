@@ -102,6 +102,7 @@ class IngestGuard:
         self.dead_letter = dead_letter
         self.metrics = metrics
         self.clock = clock
+        self._reconnecting = asyncio.Lock()
 
     async def run(self, batch: Sequence[Message], work: Work) -> None:
         """Run ``work`` over the batch under the three protections (see the module)."""
@@ -183,7 +184,9 @@ class IngestGuard:
         while True:
             try:
                 if self.attempts.broken:
-                    await self.attempts.reconnect()
+                    async with self._reconnecting:  # several batches may see it at once
+                        if self.attempts.broken:
+                            await self.attempts.reconnect()
                 return await step()
             except OUTAGES as exc:
                 broker = isinstance(exc, BrokerUnavailable)

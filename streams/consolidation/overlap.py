@@ -13,12 +13,14 @@ Invariants:
   rebalance redelivers whatever was not: at-least-once, like one batch at a time.
 - At most ``depth`` batches are held (taken and not yet acked); ``depth`` 1 is one batch at a
   time: each is prepared and committed before the next is taken.
-- An exception out of ``prepare``, ``commit`` or ``ack`` ends the loop with that exception
-  (the worker treats it as a bug and stops); nothing after the failed batch is acked.
+- An exception out of ``prepare``, ``commit`` or ``ack`` ends the loop with that exception at
+  once, even while no batch comes (the worker treats it as a bug and stops); nothing after
+  the failed batch is acked.
 - When the loop ends (stop, cancellation, failure), no new commit starts; the commit in
   flight is given ``grace`` seconds to end, so a clean stop leaves its batch committed and
   acked rather than half-done; past that (a commit held by an outage) it is cancelled:
-  rolled back, unacked, read again later. Preparations not yet committed are cancelled.
+  rolled back, unacked, read again later. Preparations not yet committed are cancelled, and
+  those already prepared are handed to ``abandon`` (the pipeline clears their attempts).
 """
 
 from __future__ import annotations
@@ -72,13 +74,16 @@ class _Committer(Generic[E, P]):
     async def wait_for_room(self) -> None:
         """Until fewer than ``depth`` batches are held; raises what ended the committer."""
         acquired = asyncio.ensure_future(self.room.acquire())
-        await asyncio.wait({acquired, self.task}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await asyncio.wait({acquired, self.task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not acquired.done():
+                acquired.cancel()
         if self.task.done():
-            acquired.cancel()
             self.task.result()  # its exception; a committer never returns before the end
             raise RuntimeError("the committer ended before the batches did")
 
-    async def close(self, grace: float) -> None:
+    async def close(self, grace: float, abandon: Callable[[P], Awaitable[None]] | None) -> None:
         self.stopping = True
         if self.committing:  # a preparation is dropped at once, a commit given its grace
             await asyncio.wait([self.task], timeout=grace)
@@ -86,6 +91,10 @@ class _Committer(Generic[E, P]):
         for fut in futures:
             fut.cancel()
         await asyncio.gather(*futures, return_exceptions=True)
+        if abandon is not None:
+            for fut in self.held:
+                if not fut.cancelled() and fut.exception() is None:
+                    await abandon(fut.result())
 
 
 async def overlapped(
@@ -95,21 +104,32 @@ async def overlapped(
     ack: Callable[[Sequence[E]], Awaitable[None]],
     depth: int = 2,
     grace: float = 5.0,
+    abandon: Callable[[P], Awaitable[None]] | None = None,
 ) -> None:
     """Prepare each batch as it comes; commit and ack them in order, ``depth`` held at most."""
     if depth < 1:
         raise ValueError("depth must be at least 1")
-    if depth == 1:
-        async for batch in batches:
-            await commit(await prepare(batch))
-            await ack(batch)
-        return
     committer: _Committer[E, P] = _Committer(commit, ack, depth)
+    me = asyncio.current_task()
+
+    def failed(task: asyncio.Task[None]) -> None:
+        # A commit that failed while no batch comes must still end the loop now.
+        if me is not None and not task.cancelled() and task.exception() is not None:
+            me.cancel()
+
+    committer.task.add_done_callback(failed)
     try:
         async for batch in batches:
             committer.add(asyncio.ensure_future(prepare(batch)), batch)
             await committer.wait_for_room()
         committer.window.put_nowait(None)
-        await committer.task
+        # Shielded: a stop arriving now gives the commit in flight its grace (in close).
+        await asyncio.shield(committer.task)
+    except asyncio.CancelledError:
+        task = committer.task
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception() from None  # type: ignore[misc]
+        raise
     finally:
-        await committer.close(grace)
+        committer.task.remove_done_callback(failed)
+        await committer.close(grace, abandon)

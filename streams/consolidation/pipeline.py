@@ -22,6 +22,9 @@ Invariants:
   the older ones committed (as if they all were one batch).
   Adjudication never is: ``commit`` re-checks applied and erased events and decides against
   the state in its transaction.
+- A batch holding a dead worker's messages is worked alone: no later batch registers or
+  starts any work until its commit ended (so only the killer accrues deaths). A prepared
+  batch that will not be committed (a stop) has its attempts cleared (``abandon``).
 """
 
 from __future__ import annotations
@@ -33,13 +36,12 @@ from dataclasses import dataclass, field
 
 from processors.adjudication import Policy
 from processors.attribute_judge import OfferedPair
-from processors.erasure import event_erased, surviving_candidates
 from schemas.commands import Command
-from schemas.erasure import ErasureRecord
 from schemas.settings import Settings
 from streams.consolidation.commands import CommandApplier
 from streams.consolidation.extraction import ExtractionStage
 from streams.consolidation.faults import NO_FAULTS, FaultHook
+from streams.consolidation.freshness import forget_erased, unapplied
 from streams.consolidation.guard import Coord, IngestGuard
 from streams.consolidation.jobs import Incoming, Job, parse_event, reason, tkey
 from streams.consolidation.routing import FailureRouter
@@ -55,6 +57,8 @@ from streams.ports import SYSTEM_CLOCK, Clock, Judge, MessagePublisher, WriteSto
 __all__ = ["Incoming", "Pipeline", "Prepared"]
 
 log = logging.getLogger(__name__)
+
+ABANDON_TIMEOUT_S = 2.0
 
 
 @dataclass
@@ -148,6 +152,10 @@ class Pipeline:
             )
             for log_store in (store, self.reader)
         )
+        self.extraction.hold = self.reads_guard.hold  # its context read waits out outages
+        self._registering = asyncio.Lock()
+        self._no_suspects = asyncio.Event()
+        self._no_suspects.set()
 
     async def process(self, batch: Sequence[Incoming]) -> None:
         """Consolidate a batch of raw event messages; returns once each has ended applied,
@@ -181,16 +189,41 @@ class Pipeline:
                 await self.guard.finish(prep.batch, work, prep.suspects)  # type: ignore[arg-type]
             finally:
                 prep.trace.end()
+                if prep.suspects:
+                    self._no_suspects.set()
+
+    async def abandon(self, prep: Prepared) -> None:
+        """A prepared batch that will not be committed (the worker stops): its attempts are
+        cleared (best effort), so the next worker does not take it for a dead worker's."""
+        prep.trace.end()
+        if prep.suspects:
+            self._no_suspects.set()
+        await self._forget_attempts(prep.batch)
+
+    async def _forget_attempts(self, batch: Sequence[Incoming]) -> None:
+        coords = [m.coord for m in batch]
+        try:
+            clear = self.reader.clear_attempts(self.settings.group_id, coords)
+            await asyncio.wait_for(clear, ABANDON_TIMEOUT_S)
+        except Exception as exc:  # the next worker works them one by one: slower, not wrong
+            log.warning("could not clear the attempts of an abandoned batch (%s)", exc)
 
     async def _prepare(self, batch: Sequence[Incoming]) -> Prepared:
         for msg in batch:
             msg.max_attempts = self.settings.max_attempts
-        suspects = await self.reads_guard.register(batch)
+        # A dead worker's messages are worked alone: no later batch starts any work (its
+        # extraction could kill the process too) until they have ended.
+        async with self._registering:
+            await self._no_suspects.wait()
+            suspects = await self.reads_guard.register(batch)
+            if suspects:
+                self._no_suspects.clear()
         if suspects:  # worked one by one in commit (see IngestGuard)
             return Prepared(batch, suspects)
         try:
             jobs, fresh, trace = await self._extract(batch)
         except asyncio.CancelledError:
+            await self._forget_attempts(batch)  # a stop, not a death
             raise
         except Exception as exc:  # commit redoes it message by message, under the guard
             log.warning("preparing a batch failed (%s: %s)", type(exc).__name__, exc)
@@ -223,7 +256,9 @@ class Pipeline:
                 )
             fresh: list[Job] = []
             if jobs:
-                fresh, _ = await self.reads_guard.hold(lambda: self._unapplied(jobs, self.reader))
+                fresh, _ = await self.reads_guard.hold(
+                    lambda: unapplied(self.metrics, jobs, self.reader)
+                )
                 with trace.stage("extract", [tkey(j) for j in fresh]):
                     await self.extraction.run(fresh)
         except BaseException:
@@ -251,8 +286,8 @@ class Pipeline:
             # Held by the guard while the database is down; extraction is not repeated. What
             # committed since extraction (an earlier batch, an erasure) is checked again here.
             nonlocal live
-            live, records = await self._unapplied(fresh, self.store)
-            self._forget_erased(live, records)
+            live, records = await unapplied(self.metrics, fresh, self.store)
+            forget_erased(self.metrics, live, records)
             ready = [j for j in live if j.error is None]
             return await self.writer.apply(ready, trace, self.clock.now())
 
@@ -266,47 +301,6 @@ class Pipeline:
             await self.judge.judge(offered)
         if self.on_commit is not None:
             self.on_commit.set()
-
-    async def _unapplied(
-        self, jobs: list[Job], store: WriteStore
-    ) -> tuple[list[Job], list[ErasureRecord]]:
-        """The jobs not yet applied nor erased (each drop counted once: a job dropped here is
-        never checked again), with the subjects' erasure records."""
-        fresh = await self._drop_applied(jobs, store)
-        records = await store.erasure_records([j.event for j in fresh])
-        return self._drop_erased(fresh, records), records
-
-    def _drop_erased(self, jobs: list[Job], records: list[ErasureRecord]) -> list[Job]:
-        """Events of an erased subject, at or before its erasure, are skipped whole: a replay
-        must not bring them back (they are acked, never stored)."""
-        if not records:
-            return jobs
-        kept = []
-        for j in jobs:
-            if event_erased(j.event, records):
-                self.metrics.inc("consolidator_outcomes_total", outcome="erased")
-            else:
-                kept.append(j)
-        return kept
-
-    def _forget_erased(self, jobs: list[Job], records: list[ErasureRecord]) -> None:
-        """Candidates that restate an erased fact, from events at or before its erasure."""
-        if not records:
-            return
-        for j in jobs:
-            j.candidates, dropped = surviving_candidates(j.event, j.candidates, records)
-            if dropped:
-                self.metrics.inc("consolidator_candidates_rejected_total", dropped, reason="erased")
-
-    async def _drop_applied(self, jobs: list[Job], store: WriteStore) -> list[Job]:
-        applied = await store.applied_events([j.event for j in jobs])
-        fresh = []
-        for j in jobs:
-            if (j.event.project_id, j.event.event_id) in applied:
-                self.metrics.inc("consolidator_outcomes_total", outcome="duplicate")
-            else:
-                fresh.append(j)
-        return fresh
 
     async def process_commands(self, batch: Sequence[Incoming]) -> None:
         """Apply a batch of command messages: each ends applied, refused (with its record in

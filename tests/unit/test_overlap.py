@@ -173,3 +173,65 @@ def test_a_stop_cancels_a_commit_that_outlives_the_grace_without_acking_it() -> 
 
     asyncio.run(main())
     assert rec.of("commit-start") == [0] and rec.of("ack") == []
+
+
+def test_a_failed_commit_ends_the_loop_even_while_no_batch_comes() -> None:
+    rec = Recorder([0], [0])
+    rec.fail_commit = 0
+
+    async def main() -> None:
+        async def idle_after_one() -> AsyncIterator[Sequence[int]]:
+            yield [0]
+            await asyncio.Event().wait()  # a quiet topic
+            yield [1]
+
+        await asyncio.wait_for(overlapped(idle_after_one(), rec.prepare, rec.commit, rec.ack), 5)
+
+    with pytest.raises(RuntimeError, match="commit failed"):
+        asyncio.run(main())
+    assert rec.of("ack") == []
+
+
+def test_a_stop_after_the_stream_ended_still_gives_the_commit_its_grace() -> None:
+    rec = Recorder([0], [30])
+
+    async def main() -> None:
+        task = asyncio.ensure_future(overlapped(rec.batches(1), rec.prepare, rec.commit, rec.ack))
+        while ("commit-start", 0) not in rec.log:
+            await asyncio.sleep(0)
+        task.cancel()  # the stream already ended: the loop waits on the last commit
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert rec.of("commit-end") == [0] and rec.of("ack") == [0]
+
+
+def test_batches_prepared_but_not_committed_at_a_stop_are_abandoned() -> None:
+    rec = Recorder([0] * 4, [0] * 4)
+    rec.hang_commit = 0
+    abandoned: list[int] = []
+
+    async def abandon(i: int) -> None:
+        abandoned.append(i)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(
+            overlapped(
+                rec.batches(4),
+                rec.prepare,
+                rec.commit,
+                rec.ack,
+                depth=3,
+                grace=0.01,
+                abandon=abandon,
+            )
+        )
+        await _turns(20)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert rec.of("ack") == []
+    assert sorted(abandoned) == [0, 1, 2]  # the one whose commit was cancelled, and the two after

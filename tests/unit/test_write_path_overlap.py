@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+import psycopg
+import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -206,3 +208,77 @@ def test_an_outage_of_the_read_connection_holds_the_preparation_until_it_is_back
     assert rig.pipeline.metrics.get("consolidator_database_errors_total") == 3
     assert rig.store.calls["register_attempts"] == 0  # the reader recorded them
     assert rig.store.data.attempts == {}
+
+
+def test_no_later_batch_starts_while_a_dead_workers_messages_are_worked_alone() -> None:
+    rig = Rig()
+    held = [_ev(1, "e1"), _ev(2, "e2")]
+    later = [_ev(3, "e3")]
+    for m in held:
+        rig.store.data.attempts[(rig.pipeline.settings.group_id, m.coord)] = 1
+    extractor = rig.pipeline.extraction.extractor
+    assert isinstance(extractor, ScriptedExtractor)
+
+    async def main() -> None:
+        prep = await rig.pipeline.prepare(held)
+        nxt = asyncio.ensure_future(rig.pipeline.prepare(later))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not nxt.done() and "e3" not in extractor.calls  # waits, registers nothing
+        assert (rig.pipeline.settings.group_id, later[0].coord) not in rig.store.data.attempts
+        await rig.pipeline.commit(prep)
+        await rig.pipeline.commit(await nxt)
+
+    asyncio.run(main())
+    assert sorted(rig.store.data.events) == [("p1", "e1"), ("p1", "e2"), ("p1", "e3")]
+    assert rig.store.data.attempts == {}
+
+
+def test_an_outage_while_reading_extraction_context_is_held_not_failed() -> None:
+    rig = Rig()
+    rig.pipeline.extraction.extractor.uses_context = True  # type: ignore[misc]
+    real = rig.reader.active_facts
+    left = 2
+
+    async def flaky(*args: Any, **kw: Any) -> Any:
+        nonlocal left
+        if left:
+            left -= 1
+            raise psycopg.OperationalError("the database is restarting (fake outage)")
+        return await real(*args, **kw)
+
+    rig.reader.active_facts = flaky  # type: ignore[method-assign]
+    rig.run_overlapped([[_ev(1, "e1"), _msg(2, b"not json")]])
+    assert sorted(rig.store.data.events) == [("p1", "e1")]
+    assert rig.pipeline.metrics.get("consolidator_database_errors_total") == 2
+    assert len(rig.publisher.sent[T.dlq]) == 1  # the bad message dead-lettered once
+
+
+def test_a_stop_clears_the_attempts_of_batches_that_will_not_be_committed() -> None:
+    rig = Rig()
+    gate = asyncio.Event()
+    extractor = rig.pipeline.extraction.extractor
+    assert isinstance(extractor, ScriptedExtractor)
+    real = extractor.extract
+
+    async def slow(event: Any, active: Any) -> Any:
+        if event.event_id == "e2":
+            await gate.wait()
+        return await real(event, active)
+
+    extractor.extract = slow  # type: ignore[method-assign]
+
+    async def main() -> None:
+        prep = await rig.pipeline.prepare([_ev(1, "e1")])
+        stuck = asyncio.ensure_future(rig.pipeline.prepare([_ev(2, "e2")]))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert len(rig.store.data.attempts) == 2
+        stuck.cancel()  # a stop while extracting
+        with pytest.raises(asyncio.CancelledError):
+            await stuck
+        await rig.pipeline.abandon(prep)  # prepared, never committed
+
+    asyncio.run(main())
+    assert rig.store.data.attempts == {}
+    assert not rig.store.data.events
