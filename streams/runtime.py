@@ -11,6 +11,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from schemas.settings import Settings
@@ -50,13 +51,18 @@ class Runtime:
         async with self._lock:
             if self._pipeline is None:
                 store = await Store.connect(self.settings)
-                await store.ready()
                 reader = None
-                if (
-                    self.settings.batches_in_flight > 1
-                ):  # prepare's reads beside commit's transaction
-                    reader = await Store.connect(self.settings)
-                    await reader.ready()
+                try:
+                    await store.ready()
+                    if self.settings.batches_in_flight > 1:  # reads beside commit's transaction
+                        reader = await Store.connect(self.settings)
+                        await reader.ready()
+                except BaseException:
+                    for conn in (store, reader):
+                        if conn is not None:
+                            with contextlib.suppress(Exception):  # keep the cause
+                                await conn.close()
+                    raise
                 self._pipeline = Pipeline(
                     self.settings,
                     store,
