@@ -111,15 +111,25 @@ async def overlapped(
         raise ValueError("depth must be at least 1")
     committer: _Committer[E, P] = _Committer(commit, ack, depth)
     me = asyncio.current_task()
+    idle = False  # waiting for the next batch (the only wait that does not watch the committer)
 
     def failed(task: asyncio.Task[None]) -> None:
-        # A commit that failed while no batch comes must still end the loop now.
-        if me is not None and not task.cancelled() and task.exception() is not None:
+        # A commit that failed while no batch comes must still end the loop now; anywhere
+        # else the loop sees the failure itself (wait_for_room, the final wait).
+        if idle and me is not None and not task.cancelled() and task.exception() is not None:
             me.cancel()
 
     committer.task.add_done_callback(failed)
+    source = aiter(batches)
     try:
-        async for batch in batches:
+        while True:
+            idle = True
+            try:
+                batch = await anext(source)
+            except StopAsyncIteration:
+                break
+            finally:
+                idle = False
             committer.add(asyncio.ensure_future(prepare(batch)), batch)
             await committer.wait_for_room()
         committer.window.put_nowait(None)
