@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import random
 import signal
 import socket
 import time
@@ -94,11 +95,48 @@ def port_open(host: str, port: int) -> bool:
         return False
 
 
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_handed_out: set[int] = set()
+
+
+def _listener_ports() -> range | None:
+    """Ports below the kernel's ephemeral range, which outgoing connections never take."""
+    try:
+        low = int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return range(10_000, low) if low - 10_000 >= 1_000 else None
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now (the OS picks it)."""
+    """A TCP port on 127.0.0.1 that nothing listens on right now, for a listener bound later.
+
+    Chosen below the ephemeral range: a port the OS picked from that range is soon reused as
+    the local port of some outgoing connection (a Kafka client's), and the listener started
+    later then fails with "address already in use". Never the same port twice per process.
+    """
+    ports = _listener_ports()
+    if ports is not None:
+        rng = random.Random()
+        for _ in range(200):
+            port = rng.choice(ports)
+            if port not in _handed_out and _bindable(port):
+                _handed_out.add(port)
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        port = int(sock.getsockname()[1])
+    _handed_out.add(port)
+    return port
 
 
 def log_tail(path: Path, lines: int = 15) -> str:

@@ -41,6 +41,7 @@ from tests.support.export_import import (
     _import_in_process,
     digest,
 )
+from tests.support.net import free_port
 from tests.support.terminal import on_terminal
 from tests.support.workers import (
     WorkerProcess,
@@ -72,7 +73,7 @@ def fresh(settings: Settings) -> Iterator[Callable[[], Settings]]:
                 "database_schema": f"test_{tag}",
                 "topic_prefix": f"t{tag}.",
                 "group_id": f"test-{tag}",
-                "http_port": settings.http_port + 1 + len(made),
+                "http_port": free_port(),
                 **UNSURE,
             }
         )

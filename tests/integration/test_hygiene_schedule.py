@@ -17,6 +17,7 @@ from schemas import topics
 from schemas.settings import Settings
 from streams.worker import prepare
 from tests.support.hygiene import insert, memory
+from tests.support.net import free_port
 from tests.support.workers import (
     WorkerProcess,
     changes,
@@ -117,8 +118,7 @@ def test_only_one_of_several_workers_runs_the_pass(settings: Settings, tmp_path:
     insert(settings, [memory(f"m{i}", "Reads books" + "!" * i, days=i) for i in range(6)])
     s = settings.model_copy(update={"hygiene_boot_delay_s": 0.5, "hygiene_heartbeat_s": 1.0})
     workers = [
-        WorkerProcess(s, tmp_path / f"w{i}.log", http_port=s.http_port + i).start()
-        for i in range(3)
+        WorkerProcess(s, tmp_path / f"w{i}.log", http_port=free_port()).start() for i in range(3)
     ]
     try:
         for w in workers:

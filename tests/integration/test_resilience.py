@@ -17,6 +17,7 @@ from schemas import topics
 from schemas.settings import Settings
 from streams.devstack import localstack
 from streams.kafka import sdk
+from tests.support.net import free_port
 from tests.support.resilience import _events_stored
 from tests.support.workers import (
     REPO,
@@ -153,7 +154,7 @@ def test_two_workers_and_rebalances_keep_one_active_and_skip_nothing(
     a.wait_ready()
     try:
         sdk.publish_events(settings, evs[:third])
-        b = WorkerProcess(settings, tmp_path / "b.log", http_port=settings.http_port + 1).start()
+        b = WorkerProcess(settings, tmp_path / "b.log", http_port=free_port()).start()
         sdk.publish_events(settings, evs[third : 2 * third])
         b.wait_ready()
         a.stop()  # a second rebalance, mid-stream
