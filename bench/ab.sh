@@ -8,7 +8,8 @@
 # runs with this checkout's venv and stack; results land in OUTDIR/<rev>_<round>.json. A REV
 # with bench/__init__.py runs as `python -m bench.consolidation` from its root, an older one as
 # `python bench/consolidation.py`. Then `python -m bench.ab_summary OUTDIR` prints throughput,
-# worker CPU per event and the ratio to the raw Kafka loop per side.
+# worker CPU per event and the ratio to the raw Kafka loop per side. BENCH_MODE=b runs mode (b)
+# instead, and BENCH_ARGS adds arguments (e.g. "--events 5000 --paced-events 100").
 set -euo pipefail
 out=$1; rounds=$2; shift 2
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ for round in $(seq 1 "$rounds"); do
   for rev in "$@"; do
     dir=$repo; [ "$rev" != HEAD ] && dir=$out/wt-$rev
     script=(bench/consolidation.py); [ -f "$dir/bench/__init__.py" ] && script=(-m bench.consolidation)
-    (cd "$dir" && "$repo/.venv/bin/python" "${script[@]}" --mode a \
-      --output "$out/${rev}_$round.json" > "$out/${rev}_$round.log" 2>&1)
+    (cd "$dir" && "$repo/.venv/bin/python" "${script[@]}" --mode "${BENCH_MODE:-a}" \
+      ${BENCH_ARGS:-} --output "$out/${rev}_$round.json" > "$out/${rev}_$round.log" 2>&1)
   done
 done

@@ -190,23 +190,25 @@ def profiled_worker(loglevel: str = "warning") -> int:
     P, S, R = pipeline.Pipeline, store.Store, relay.Relay
     n_batch = lambda a: len(a[1])  # noqa: E731
 
-    orig_process = P.process
+    orig_commit = P.commit
 
-    async def process(self: Any, batch: Any) -> None:
+    async def commit(self: Any, prep: Any) -> None:
         t = time.perf_counter()
         if timers.first is None:
             timers.first = t
         try:
-            await orig_process(self, batch)
+            await orig_commit(self, prep)
         finally:
             timers.last = time.perf_counter()
             timers.add(
-                "Pipeline.process (whole batch, incl. lock wait)", timers.last - t, len(batch)
+                "Pipeline.commit (whole batch, incl. lock wait)", timers.last - t, len(prep.batch)
             )
 
-    P.process = process  # type: ignore[method-assign]
+    P.commit = commit  # type: ignore[method-assign]
+    timers.wrap_async(
+        P, "prepare", "Pipeline.prepare (register, parse, drop applied, extract)", n_batch
+    )
     timers.wrap_async(P, "_parse", "Pipeline._parse (orjson + RawEvent validation)", n_batch)
-    timers.wrap_async(P, "_drop_applied", "Pipeline._drop_applied (SELECT applied events)", n_batch)
     timers.wrap_async(
         extraction.ExtractionStage,
         "run",

@@ -8,7 +8,8 @@ Invariants:
 - The lane shares the write path's embedder (one model in memory: a second onnxruntime
   session of MiniLM costs 160 MiB optimised, or 36 MiB unoptimised but then ~90 MiB of
   weights dequantised on every run). It embeds in short runs (``chunk`` texts), so a write
-  path run never waits long for the session's threads.
+  path run never waits long for the session's threads. A call's texts run shortest first
+  and come back in the caller's order.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from streams.embedding.embedder import Embedder
+from streams.embedding.embedder import Embedder, by_length
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -56,8 +57,15 @@ class Lane:
         """``embedder.embed(texts)`` on the lane, ``chunk`` texts per model run."""
 
         def chunked() -> np.ndarray:
-            parts = [embedder.embed(texts[i : i + chunk]) for i in range(0, len(texts), chunk)]
-            return np.concatenate(parts) if parts else embedder.embed([])
+            if not texts:
+                return embedder.embed([])
+            # Chunks of similar lengths: each model run pads to its longest text.
+            order = by_length(texts)
+            ordered = [texts[i] for i in order]
+            parts = [embedder.embed(ordered[i : i + chunk]) for i in range(0, len(texts), chunk)]
+            out = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))
+            out[order] = np.concatenate(parts)
+            return out
 
         return await self.run(chunked)
 

@@ -266,6 +266,18 @@ def test_fastembed_adapter_semantics(fastembed_embedder: FastEmbedEmbedder) -> N
     assert fastembed_embedder.embed([]).shape == (0, 384)
 
 
+def test_fastembed_rows_follow_the_callers_order_whatever_the_lengths(
+    fastembed_embedder: FastEmbedEmbedder,
+) -> None:
+    # The adapter runs texts shortest first; each row must still be its own text's vector.
+    texts = ["a much longer sentence about where the user has lived for years", "hi", "Bob"]
+    texts += ["I moved to Lisbon in May.", "x" * 400, "", "ok then"]
+    together = fastembed_embedder.embed(texts)
+    alone = np.concatenate([fastembed_embedder.embed([t]) for t in texts])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-5)
+    assert together.flags.c_contiguous and together.dtype == np.float32
+
+
 def test_fastembed_session_does_not_spin_and_embeds_the_same(
     fastembed_embedder: FastEmbedEmbedder,
 ) -> None:

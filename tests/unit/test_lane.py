@@ -9,8 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from streams.embedding.embedder import HashEmbedder
+from streams.embedding.embedder import HashEmbedder, by_length
 from streams.embedding.lane import Lane
 from streams.embedding.malloc import tame_malloc
 
@@ -91,3 +93,41 @@ def test_the_malloc_settings_yield_to_the_environment(monkeypatch: pytest.Monkey
     # glibc (this machine's libc) takes both; repeating it is harmless.
     assert tame_malloc() == {"arena_max": True, "mmap_threshold": True}
     assert tame_malloc() == {"arena_max": True, "mmap_threshold": True}
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(max_size=60), max_size=50), chunk=st.integers(1, 20))
+def test_a_lane_runs_shortest_first_and_answers_in_the_callers_order(
+    texts: list[str], chunk: int
+) -> None:
+    class Recording(HashEmbedder):
+        def __init__(self) -> None:
+            super().__init__(32)
+            self.ran: list[str] = []
+
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            self.ran.extend(texts)
+            return super().embed(texts)
+
+    emb = Recording()
+
+    async def go() -> np.ndarray:
+        lane = Lane(nice=0)
+        try:
+            return await lane.embed(emb, texts, chunk=chunk)
+        finally:
+            lane.close()
+
+    got = asyncio.run(go())
+    np.testing.assert_array_equal(got, HashEmbedder(32).embed(texts))
+    assert sorted(emb.ran) == sorted(texts)
+    lengths = [len(t) for t in emb.ran]
+    assert lengths == sorted(lengths)
+
+
+@given(st.lists(st.text(max_size=30), max_size=40))
+def test_by_length_is_a_stable_permutation_from_shortest(texts: list[str]) -> None:
+    order = by_length(texts).tolist()
+    assert sorted(order) == list(range(len(texts)))
+    keys = [(len(texts[i]), i) for i in order]
+    assert keys == sorted(keys)
