@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     # onnxruntime's pool threads busy-wait between runs unless this is off
     # (streams.embedding.embedder).
     embed_allow_spinning: bool = False
+    # Padded tokens per model run (texts x the longest one's tokens): bounds one inference's
+    # memory whatever the texts' lengths; a longer text runs alone (streams.embedding).
+    embed_token_budget: int = Field(default=512, ge=1, le=1_000_000)
     # Candidate texts ("predicate json(value)", statements) recently embedded are reused
     # (LRU entries, ~1.7 KB each at 384 dimensions: 10,000 = 17 MiB); 0 turns the cache off.
     embed_cache_size: int = Field(default=10_000, ge=0)
@@ -265,6 +268,7 @@ class Settings(BaseSettings):
             threads=self.embed_threads,
             batch_size=self.embed_batch_size,
             allow_spinning=self.embed_allow_spinning,
+            token_budget=self.embed_token_budget,
             cache_size=self.embed_cache_size,
             episodic=self.episodic_embedding,
             fill_batch=self.episodic_fill_batch,

@@ -88,6 +88,7 @@ class EmbedderSettings(_Group):
     threads: int | None
     batch_size: int
     allow_spinning: bool
+    token_budget: int
     cache_size: int
     episodic: Literal["deferred", "inline"]
     fill_batch: int

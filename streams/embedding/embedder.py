@@ -9,6 +9,9 @@ Invariants (every adapter):
   the hash embedder is seeded by a fixed key, fastembed is a deterministic ONNX graph.
 - Row i is text i's vector, whatever order the model ran the texts in (fastembed runs them
   shortest first, ``by_length``).
+- fastembed: one model run holds at most ``batch_size`` texts and ``token_budget`` padded
+  tokens (``plan_runs``; a single text over it runs alone), so an inference's memory is
+  bounded whatever the texts' lengths.
 """
 
 from __future__ import annotations
@@ -41,12 +44,28 @@ class Embedder(Protocol):
         ...
 
 
-def by_length(texts: Sequence[str]) -> np.ndarray:
+def by_length(texts: Sequence[str], lengths: Sequence[int] | None = None) -> np.ndarray:
     """Indices of ``texts`` from the shortest to the longest (stable): the order to run a
-    padded model in. Characters stand in for tokens, which would cost a tokenisation."""
-    return np.argsort(
-        np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), kind="stable"
-    )
+    padded model in. ``lengths`` (tokens) if given, else characters."""
+    counts = lengths if lengths is not None else [len(t) for t in texts]
+    return np.argsort(np.asarray(counts, dtype=np.int64).reshape(-1), kind="stable")
+
+
+def plan_runs(lengths: Sequence[int], most: int, budget: int) -> list[slice]:
+    """Consecutive model runs over texts of ``lengths`` (sorted ascending): each of at most
+    ``most`` texts whose padded size (texts x the longest's tokens) stays within ``budget``;
+    a text over the budget alone runs alone. Bounds one inference's memory whatever the
+    lengths (16 texts of 256 tokens took a process from 204 to 522 MiB, 64 to 1,474)."""
+    runs: list[slice] = []
+    start = 0
+    for i, n in enumerate(lengths):
+        size = i - start + 1
+        if i > start and (size > most or size * max(n, 1) > budget):
+            runs.append(slice(start, i))
+            start = i
+    if start < len(lengths):
+        runs.append(slice(start, len(lengths)))
+    return runs
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -128,6 +147,7 @@ class FastEmbedEmbedder:
         threads: int | None = None,
         batch_size: int = 64,
         allow_spinning: bool = False,
+        token_budget: int = 512,
     ) -> None:
         from fastembed import TextEmbedding
 
@@ -149,6 +169,8 @@ class FastEmbedEmbedder:
         self.dim = int(known[model_name]["dim"]) if model_name in known else self._probe_dim()
         self.name = model_name
         self.batch_size = batch_size
+        self.token_budget = token_budget
+        self._counter = _token_counter(self._model)
 
     def _probe_dim(self) -> int:
         return int(next(iter(self._model.embed(["dimension probe"], batch_size=1))).shape[0])
@@ -161,11 +183,37 @@ class FastEmbedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Shortest first: a model run pads every text to its longest, so runs of similar
         # lengths waste little (1.4x the texts per second on the bench's contents).
-        order = by_length(texts)
-        rows = list(self._model.embed([texts[i] for i in order], batch_size=self.batch_size))
+        lengths = self._lengths(texts)
+        order = by_length(texts, lengths)
+        ordered = [texts[i] for i in order]
+        rows: list[np.ndarray] = []
+        for run in plan_runs([lengths[i] for i in order], self.batch_size, self.token_budget):
+            rows.extend(self._model.embed(ordered[run], batch_size=run.stop - run.start))
         out = np.empty((len(texts), len(rows[0])), dtype=np.float32)
         out[order] = np.stack(rows)
         return _normalise(out)
+
+    def _lengths(self, texts: Sequence[str]) -> list[int]:
+        if self._counter is not None:
+            return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
+        # A word piece covers at least one character: characters (+2 special tokens) never
+        # undercount, so the budget still holds, only with smaller runs.
+        return [len(t) + 2 for t in texts]
+
+
+def _token_counter(model: Any) -> Any:
+    """A copy of the model's tokenizer without padding (its truncation kept), to count each
+    text's tokens; None when fastembed's internals do not offer one."""
+    tokenizer: Any = getattr(getattr(model, "model", None), "tokenizer", None)
+    try:
+        from tokenizers import Tokenizer
+
+        counter = Tokenizer.from_str(tokenizer.to_str())
+        counter.no_padding()
+    except Exception as exc:  # any shape of internals we do not know: fall back to characters
+        log.warning("token counts fall back to characters: %s", exc)
+        return None
+    return counter
 
 
 def _own_session(model: Any, model_dir: Path, threads: int | None, allow_spinning: bool) -> bool:
@@ -219,6 +267,7 @@ def make_embedder(embedding: EmbedderSettings) -> Embedder:
         embedding.threads,
         embedding.batch_size,
         allow_spinning=embedding.allow_spinning,
+        token_budget=embedding.token_budget,
     )
     if embedder.dim != embedding.dim:
         raise ValueError(

@@ -278,6 +278,32 @@ def test_fastembed_rows_follow_the_callers_order_whatever_the_lengths(
     assert together.flags.c_contiguous and together.dtype == np.float32
 
 
+def test_fastembed_long_texts_run_in_small_runs_within_the_token_budget(
+    fastembed_embedder: FastEmbedEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Texts at the model's 256-token truncation: 64 of them in one run took a process to
+    # 1.4 GiB; the budget splits them (and a short text still rides with its peers).
+    model = fastembed_embedder._model
+    runs: list[int] = []
+    real = model.embed
+
+    def recording(texts: list[str], batch_size: int) -> object:
+        runs.append(len(texts))
+        return real(texts, batch_size=batch_size)
+
+    monkeypatch.setattr(model, "embed", recording)
+    texts = [f"{i} " + "lorem ipsum dolor " * 120 for i in range(9)] + ["short", "a bit longer"]
+    got = fastembed_embedder.embed(texts)
+    counts = fastembed_embedder._lengths(texts)
+    assert max(counts) == 256  # truncated like the model's own tokenisation
+    assert sum(runs) == len(texts)
+    assert all(n * 256 <= fastembed_embedder.token_budget or n == 1 for n in runs[1:])
+    assert runs[0] == 2  # the two short texts, first
+    monkeypatch.undo()
+    alone = np.concatenate([fastembed_embedder.embed([t]) for t in texts])
+    np.testing.assert_allclose(got, alone, rtol=0, atol=1e-5)
+
+
 def test_fastembed_session_does_not_spin_and_embeds_the_same(
     fastembed_embedder: FastEmbedEmbedder,
 ) -> None:

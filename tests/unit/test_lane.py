@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.embedding.embedder import HashEmbedder, by_length
+from streams.embedding.embedder import HashEmbedder, by_length, plan_runs
 from streams.embedding.lane import Lane
 from streams.embedding.malloc import tame_malloc
 
@@ -131,3 +132,24 @@ def test_by_length_is_a_stable_permutation_from_shortest(texts: list[str]) -> No
     assert sorted(order) == list(range(len(texts)))
     keys = [(len(texts[i]), i) for i in order]
     assert keys == sorted(keys)
+
+
+@given(
+    lengths=st.lists(st.integers(0, 600), max_size=200).map(sorted),
+    most=st.integers(1, 80),
+    budget=st.integers(1, 5000),
+)
+def test_model_runs_cover_every_text_once_within_the_budget(
+    lengths: list[int], most: int, budget: int
+) -> None:
+    runs = plan_runs(lengths, most, budget)
+    covered = [i for run in runs for i in range(run.start, run.stop)]
+    assert covered == list(range(len(lengths)))
+    for run in runs:
+        size = run.stop - run.start
+        assert 1 <= size <= most
+        assert size == 1 or size * max(lengths[run.stop - 1], 1) <= budget
+    # Greedy: a run only ends where the next text would not fit.
+    for run, nxt in itertools.pairwise(runs):
+        size = run.stop - run.start + 1
+        assert size > most or size * max(lengths[nxt.start], 1) > budget
