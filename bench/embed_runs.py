@@ -1,0 +1,101 @@
+#!/usr/bin/env python
+"""How the fastembed adapter runs the model: texts per second and peak memory, before and
+after ordering texts by length and bounding each run by a token budget.
+
+    .venv/bin/python -m bench.embed_runs [--rounds 2] [--output FILE]
+
+(from the repository root, with the model under .stack/model). Each measurement is a fresh
+child process with the worker's malloc settings (``tame_malloc``), alternating the sides:
+- ``before``: fastembed's own ``embed`` in the input order, ``embed_batch_size`` texts per
+  run (what the adapter did until 2026-12-02);
+- ``now``: the adapter (``FastEmbedEmbedder.embed``: shortest first, runs within
+  ``embed_token_budget``).
+Cases: ``contents`` embeds 3,000 event contents of the consolidation workload in calls of 256
+(texts per second); ``long`` embeds 64 texts at the model's 256-token truncation in one call
+(seconds and peak RSS, sampled every 0.5 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = r"""
+import json, sys, threading, time
+from streams.embedding.malloc import tame_malloc
+tame_malloc()
+from schemas.settings import Settings
+from streams.embedding.embedder import _normalise, make_embedder
+from tests.support.workload import make_events
+
+side, case = sys.argv[1], sys.argv[2]
+settings = Settings(embedder="fastembed")
+emb = make_embedder(settings.embedding)
+emb.embed(["warm-up"])
+if side == "before":
+    def embed(texts):
+        return _normalise(list(emb._model.embed(list(texts), batch_size=emb.batch_size)))
+else:
+    embed = emb.embed
+
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
+
+if case == "contents":
+    texts = [e["content"] for e in make_events(3000, 1000, "bench")]
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        embed(texts[i : i + 256])
+    secs = time.perf_counter() - t0
+    print(json.dumps({"texts": len(texts), "seconds": round(secs, 3),
+                      "texts_per_s": round(len(texts) / secs, 1)}))
+else:
+    texts = [f"{i} " + "lorem ipsum dolor sit amet " * 80 for i in range(64)]
+    loaded = rss()
+    peak = [loaded]
+    done = threading.Event()
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.0005)
+    threading.Thread(target=sample, daemon=True).start()
+    t0 = time.perf_counter()
+    embed(texts)
+    secs = time.perf_counter() - t0
+    done.set()
+    print(json.dumps({"texts": len(texts), "seconds": round(secs, 3),
+                      "loaded_mib": round(loaded, 1), "peak_mib": round(peak[0], 1)}))
+"""
+
+
+def measure(side: str, case: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, side, case], capture_output=True, text=True, check=True
+    ).stdout
+    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--output", type=Path)
+    args = ap.parse_args()
+    runs: dict[str, list[dict[str, float]]] = {}
+    for _ in range(args.rounds):
+        for case in ("contents", "long"):
+            for side in ("before", "now"):
+                r = measure(side, case)
+                runs.setdefault(f"{case}/{side}", []).append(r)
+                print(f"{case:8} {side:6} {r}", flush=True)
+    if args.output:
+        args.output.write_text(json.dumps({"command": " ".join(sys.argv), "runs": runs}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
