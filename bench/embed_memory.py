@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 CHILD = r"""
-import asyncio, json, random, sys, threading, time
+import asyncio, json, random, sys
 from pathlib import Path
 if sys.argv[1] == "tamed":
     from streams.embedding.malloc import tame_malloc
@@ -27,19 +27,11 @@ from schemas.settings import Settings
 from streams.embedding.embedder import make_embedder
 from streams.embedding.lane import Lane
 
-def rss():
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
+from bench.harness.rss import PeakRss, rss_mib as rss
 
 embedder = make_embedder(Settings(state_dir=Path(".stack")).embedding)
 loaded = rss()
-peak = [loaded]
-done = threading.Event()
-def sample():
-    while not done.is_set():
-        peak[0] = max(peak[0], rss())
-        time.sleep(0.0005)
-threading.Thread(target=sample, daemon=True).start()
+sampler = PeakRss()
 random.seed(1)
 words = "the user lives in paris and works at acme likes tea coffee running on weekends".split()
 def text():
@@ -54,8 +46,8 @@ async def main():
         )
     lane.close()
 asyncio.run(main())
-done.set()
-print(json.dumps({"loaded_mib": round(loaded, 1), "peak_mib": round(peak[0], 1),
+peak = sampler.stop()
+print(json.dumps({"loaded_mib": round(loaded, 1), "peak_mib": round(peak, 1),
                   "end_mib": round(rss(), 1)}))
 """
 

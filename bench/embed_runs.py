@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 
 CHILD = r"""
-import json, sys, threading, time
+import json, sys, time
+from bench.harness.rss import PeakRss, rss_mib
 from streams.embedding.malloc import tame_malloc
 tame_malloc()
 from schemas.settings import Settings
@@ -41,10 +42,6 @@ if side == "before":
 else:
     embed = emb.embed
 
-def rss():
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS")) / 1024
-
 if case == "contents":
     texts = [e["content"] for e in make_events(3000, 1000, "bench")]
     t0 = time.perf_counter()
@@ -55,20 +52,14 @@ if case == "contents":
                       "texts_per_s": round(len(texts) / secs, 1)}))
 else:
     texts = [f"{i} " + "lorem ipsum dolor sit amet " * 80 for i in range(64)]
-    loaded = rss()
-    peak = [loaded]
-    done = threading.Event()
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], rss())
-            time.sleep(0.0005)
-    threading.Thread(target=sample, daemon=True).start()
+    loaded = rss_mib()
+    sampler = PeakRss()
     t0 = time.perf_counter()
     embed(texts)
     secs = time.perf_counter() - t0
-    done.set()
+    peak = sampler.stop()
     print(json.dumps({"texts": len(texts), "seconds": round(secs, 3),
-                      "loaded_mib": round(loaded, 1), "peak_mib": round(peak[0], 1)}))
+                      "loaded_mib": round(loaded, 1), "peak_mib": round(peak, 1)}))
 """
 
 
