@@ -112,8 +112,10 @@ class Settings(BaseSettings):
     # task fills in later (streams.consolidation.episodic), so facts never wait for it;
     # "inline": embedded in the write path's own call, before the event is stored.
     episodic_embedding: Literal["deferred", "inline"] = "deferred"
-    # Events the filler embeds per round (one embed call, one transaction).
-    episodic_fill_batch: int = Field(default=64, ge=1, le=4096)
+    # Events the filler embeds per round (one embed call, one transaction; the model runs
+    # them in short runs within embed_token_budget). 256 embedded the bench's contents 1.2x
+    # faster than 64, with the same paced p99.
+    episodic_fill_batch: int = Field(default=256, ge=1, le=4096)
     # While fewer events than this wait for their embedding, the filler lets a batch in flight
     # go first (facts before episodic embeddings); at or above it, it fills alongside, so the
     # backlog stays bounded under sustained load. 0: never wait.

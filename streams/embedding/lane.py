@@ -7,9 +7,10 @@ Invariants:
   never lost work.
 - The lane shares the write path's embedder (one model in memory: a second onnxruntime
   session of MiniLM costs 160 MiB optimised, or 36 MiB unoptimised but then ~90 MiB of
-  weights dequantised on every run). It embeds in short runs (``chunk`` texts), so a write
-  path run never waits long for the session's threads. A call's texts run shortest first
-  and come back in the caller's order.
+  weights dequantised on every run). Its model runs are short, so a write path run never
+  waits long for the session's threads: at most ``chunk`` texts per embed call, and the
+  embedder bounds each run by tokens (fastembed: ``embed_token_budget``). A call's texts
+  run shortest first and come back in the caller's order.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Lane:
         """``fn(*args)`` on the lane's thread."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
-    async def embed(self, embedder: Embedder, texts: Sequence[str], chunk: int = 16) -> np.ndarray:
+    async def embed(self, embedder: Embedder, texts: Sequence[str], chunk: int = 256) -> np.ndarray:
         """``embedder.embed(texts)`` on the lane, ``chunk`` texts per model run."""
 
         def chunked() -> np.ndarray:
