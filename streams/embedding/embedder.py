@@ -54,7 +54,7 @@ def by_length(texts: Sequence[str], lengths: Sequence[int] | None = None) -> np.
 def plan_runs(lengths: Sequence[int], most: int, budget: int) -> list[slice]:
     """Consecutive model runs over texts of ``lengths`` (sorted ascending): each of at most
     ``most`` texts whose padded size (texts x the longest's tokens) stays within ``budget``;
-    a text over the budget alone runs alone. Bounds one inference's memory whatever the
+    a text over the budget runs alone. Bounds one inference's memory whatever the
     lengths (16 texts of 256 tokens took a process from 204 to 522 MiB, 64 to 1,474)."""
     runs: list[slice] = []
     start = 0
@@ -182,7 +182,8 @@ class FastEmbedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Shortest first: a model run pads every text to its longest, so runs of similar
-        # lengths waste little (1.4x the texts per second on the bench's contents).
+        # lengths waste little (1.8x the texts per second on the workload's contents,
+        # bench/embed_runs.py).
         lengths = self._lengths(texts)
         order = by_length(texts, lengths)
         ordered = [texts[i] for i in order]

@@ -55,7 +55,7 @@ class Lane:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     async def embed(self, embedder: Embedder, texts: Sequence[str], chunk: int = 256) -> np.ndarray:
-        """``embedder.embed(texts)`` on the lane, ``chunk`` texts per model run."""
+        """``embedder.embed(texts)`` on the lane, at most ``chunk`` texts per embed call."""
 
         def chunked() -> np.ndarray:
             if not texts:
