@@ -9,6 +9,7 @@ They keep the contracts that matter to routing, not PostgreSQL's or Kafka's sema
 - ``ScriptedExtractor`` answers per event id: candidates, a provider error, malformed output
   or a bug.
 - ``FakeClock`` never waits: ``sleep`` records the pause and advances ``now``.
+- ``RecordingEmbedder`` is the hash embedder keeping every text it embedded, in order.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+
 from processors.extraction import fake_candidates
 from schemas.events import RawEvent
 from schemas.facts import Fact
+from streams.embedding.embedder import HashEmbedder
 from streams.llm.client import MalformedOutput, PermanentProviderError, ProviderError
 from streams.ports import BrokerUnavailable, OutRecord
 from tests.support.fake_store import FakeReader, FakeStore
@@ -113,3 +117,15 @@ class FakeClock:
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.current += timedelta(seconds=seconds)
+
+
+class RecordingEmbedder(HashEmbedder):
+    """The hash embedder, recording in ``seen`` every text it embedded, in order."""
+
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__(dim)
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts)

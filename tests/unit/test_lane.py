@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from streams.embedding.embedder import HashEmbedder, by_length, plan_runs
 from streams.embedding.lane import Lane
 from streams.embedding.malloc import tame_malloc
+from tests.support.fakes import RecordingEmbedder
 
 
 def _where() -> tuple[int, int]:
@@ -101,16 +102,7 @@ def test_the_malloc_settings_yield_to_the_environment(monkeypatch: pytest.Monkey
 def test_a_lane_runs_shortest_first_and_answers_in_the_callers_order(
     texts: list[str], chunk: int
 ) -> None:
-    class Recording(HashEmbedder):
-        def __init__(self) -> None:
-            super().__init__(32)
-            self.ran: list[str] = []
-
-        def embed(self, texts: Sequence[str]) -> np.ndarray:
-            self.ran.extend(texts)
-            return super().embed(texts)
-
-    emb = Recording()
+    emb = RecordingEmbedder(32)
 
     async def go() -> np.ndarray:
         lane = Lane(nice=0)
@@ -121,8 +113,8 @@ def test_a_lane_runs_shortest_first_and_answers_in_the_callers_order(
 
     got = asyncio.run(go())
     np.testing.assert_array_equal(got, HashEmbedder(32).embed(texts))
-    assert sorted(emb.ran) == sorted(texts)
-    lengths = [len(t) for t in emb.ran]
+    assert sorted(emb.seen) == sorted(texts)
+    lengths = [len(t) for t in emb.seen]
     assert lengths == sorted(lengths)
 
 

@@ -3,9 +3,6 @@ embeds an event's content; inline, it does, in the same call as the candidate te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -16,19 +13,9 @@ from schemas.settings import Settings
 from streams.consolidation.jobs import Incoming, Job
 from streams.consolidation.vectors import VectorStage
 from streams.embedding.cache import EmbeddingCache
-from streams.embedding.embedder import HashEmbedder
 from streams.metrics import Metrics
 from tests.support.examples import examples
-
-
-class Recording(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__(16)
-        self.seen: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.seen.extend(texts)
-        return super().embed(texts)
+from tests.support.fakes import RecordingEmbedder
 
 
 def _job(i: int, content: str, predicate: str) -> Job:
@@ -54,7 +41,7 @@ contents = st.lists(_text, min_size=1, max_size=8)
 def test_deferred_never_embeds_contents_inline_embeds_each_once(texts: list[str]) -> None:
     # Contents are prefixed so that none equals a candidate text by accident.
     jobs = [_job(i, f"said: {t}", "dogs_walked") for i, t in enumerate(texts)]
-    deferred, inline = Recording(), Recording()
+    deferred, inline = RecordingEmbedder(), RecordingEmbedder()
     VectorStage(deferred, EmbeddingCache(100), Metrics()).embed(jobs)
     out = VectorStage(inline, EmbeddingCache(100), Metrics(), inline=True).embed(jobs)
     said = {j.event.content for j in jobs}
