@@ -20,6 +20,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import re
@@ -251,4 +252,8 @@ def run(settings: Settings, loglevel: str = "warning", faults: FaultHook = NO_FA
     prepare(settings)
     app, rt = build_app(settings, faults)
     worker = Worker(app, rt, loglevel=loglevel)
+    # Everything built so far (modules, the app, pydantic's schemas) lives as long as the
+    # process: out of the collector's sight, a full collection no longer walks it on every
+    # batch (the collector took ~9% of the main thread under load).
+    gc.freeze()
     worker.execute_from_commandline()

@@ -261,6 +261,15 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (project_id, event_id) DO NOTHING
 """
 
+# INSERT_EVENT over arrays (one array per column, in INSERT_EVENT's parameter order).
+INSERT_EVENTS = """
+INSERT INTO events (project_id, event_id, subject_id, occurred_at, kind, role, content, source,
+                    metadata, embedding)
+SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::text[],
+                     %s::text[], %s::text[], %s::text[], %s::jsonb[], %s::vector[])
+ON CONFLICT (project_id, event_id) DO NOTHING
+"""
+
 FACT_COLUMNS = (
     "id",
     "project_id",
