@@ -226,12 +226,13 @@ class Store(ReadQueries, StateReads):
         if not messages:
             return
         prefix = self.settings.topic_prefix
-        # One statement over arrays; rows take their seq in array order (the relay publishes
-        # in seq order, so a subject's changes keep their order).
+        # One statement over binary arrays (text-format arrays are quoted element by element,
+        # slower than a statement per row). Rows take their seq in array order: the relay
+        # publishes in seq order, so a subject's changes keep their order.
         await self.conn.execute(
             """INSERT INTO outbox (change_id, topic, key, value, traceparent)
-               SELECT c, t, k, v, p FROM unnest(%s::text[], %s::text[], %s::text[],
-                   %s::bytea[], %s::text[]) WITH ORDINALITY AS u(c, t, k, v, p, n)
+               SELECT c, t, k, v, p FROM unnest(%b::text[], %b::text[], %b::text[],
+                   %b::bytea[], %b::text[]) WITH ORDINALITY AS u(c, t, k, v, p, n)
                ORDER BY n ON CONFLICT (change_id, topic) DO NOTHING""",
             (
                 [m.change_id for m in messages],

@@ -261,12 +261,13 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (project_id, event_id) DO NOTHING
 """
 
-# INSERT_EVENT over arrays (one array per column, in INSERT_EVENT's parameter order).
+# INSERT_EVENT over arrays (one array per column, in INSERT_EVENT's parameter order). Binary
+# parameters: text-format arrays are quoted element by element, slower than a row each.
 INSERT_EVENTS = """
 INSERT INTO events (project_id, event_id, subject_id, occurred_at, kind, role, content, source,
                     metadata, embedding)
-SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::text[],
-                     %s::text[], %s::text[], %s::text[], %s::jsonb[], %s::vector[])
+SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::timestamptz[], %b::text[],
+                     %b::text[], %b::text[], %b::text[], %b::jsonb[], %b::vector[])
 ON CONFLICT (project_id, event_id) DO NOTHING
 """
 
