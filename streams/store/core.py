@@ -32,7 +32,9 @@ from streams.store.mapping import (  # re-exported: the store's public surface
     conflict_from_row,
     conflict_params,
     database_url,
+    distinct_runs,
     event_params,
+    fact_arrays,
     fact_from_row,
     fact_params,
     lock_key,
@@ -172,10 +174,10 @@ class Store(ReadQueries, StateReads):
             fact_params(f, d.new_embeddings.get(f.id)) for d in decisions for f in d.fact_writes
         ]
         conflicts = [conflict_params(c) for d in decisions for c in d.conflict_writes]
-        async with self.conn.cursor() as cur:
-            if facts:
-                await cur.executemany(sql.UPSERT_FACT, facts)
-            if conflicts:
+        for part in distinct_runs(facts):
+            await self.conn.execute(sql.UPSERT_FACTS, fact_arrays(part))
+        if conflicts:
+            async with self.conn.cursor() as cur:
                 await cur.executemany(sql.UPSERT_CONFLICT, conflicts)
         await self.record_sources(decisions)
         await self.record_aliases([a for d in decisions for a in d.aliases])
