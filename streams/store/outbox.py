@@ -24,22 +24,26 @@ async def take_relay_lock(conn: Conn) -> bool:
 
 async def pending(conn: Conn, limit: int, max_bytes: int) -> list[dict[str, Any]]:
     """The next unpublished rows, with the running total of their sizes (``running``)."""
-    cur = await conn.execute(
-        """SELECT * FROM (
-               SELECT *, sum(length(value)) OVER (ORDER BY seq) AS running FROM (
-                   SELECT seq, change_id, topic, key, value, attempts, traceparent FROM outbox
-                   WHERE published_at IS NULL ORDER BY seq LIMIT %s) AS a) AS b
-           WHERE running - length(value) < %s ORDER BY seq""",
-        (limit, max_bytes),
-    )
-    rows: list[dict[str, Any]] = await cur.fetchall()
+    # Binary results: values come back as they are, not hex-escaped and parsed back.
+    async with conn.cursor(binary=True) as cur:
+        await cur.execute(
+            """SELECT * FROM (
+                   SELECT *, sum(length(value)) OVER (ORDER BY seq) AS running FROM (
+                       SELECT seq, change_id, topic, key, value, attempts, traceparent FROM outbox
+                       WHERE published_at IS NULL ORDER BY seq LIMIT %s) AS a) AS b
+               WHERE running - length(value) < %s ORDER BY seq""",
+            (limit, max_bytes),
+        )
+        rows: list[dict[str, Any]] = await cur.fetchall()
     return rows
 
 
 async def mark_published(conn: Conn, seqs: list[int]) -> None:
     """The rows the broker acknowledged."""
     if seqs:
-        await conn.execute("UPDATE outbox SET published_at = now() WHERE seq = ANY(%s)", (seqs,))
+        await conn.execute(
+            "UPDATE outbox SET published_at = now() WHERE seq = ANY(%b::bigint[])", (seqs,)
+        )
 
 
 async def mark_refused(conn: Conn, seq: int, error: str) -> None:
