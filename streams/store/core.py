@@ -25,16 +25,14 @@ from schemas.commands import Command
 from schemas.erasure import ErasureRecord
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams.store import dedup, erase
+from streams.store import arrays, dedup, erase
 from streams.store import schema as sql
 from streams.store.mapping import (  # re-exported: the store's public surface
     SubjectKey,
     conflict_from_row,
     conflict_params,
     database_url,
-    distinct_runs,
     event_params,
-    fact_arrays,
     fact_from_row,
     fact_params,
     lock_key,
@@ -159,10 +157,9 @@ class Store(ReadQueries, StateReads):
         """Store many events in one pipelined round; returns how many were new."""
         if not events:
             return 0
-        # One statement over arrays, not a statement per row: the per-row cost of an
-        # executemany was most of the write path's client CPU.
+        # One statement over arrays (streams.store.arrays), not a statement per row.
         cols = list(zip(*(event_params(ev, emb) for ev, emb in events), strict=True))
-        cur = await self.conn.execute(sql.INSERT_EVENTS, [list(c) for c in cols])
+        cur = await self.conn.execute(arrays.INSERT_EVENTS, [list(c) for c in cols])
         return cur.rowcount
 
     async def apply_many(
@@ -174,8 +171,8 @@ class Store(ReadQueries, StateReads):
             fact_params(f, d.new_embeddings.get(f.id)) for d in decisions for f in d.fact_writes
         ]
         conflicts = [conflict_params(c) for d in decisions for c in d.conflict_writes]
-        for part in distinct_runs(facts):
-            await self.conn.execute(sql.UPSERT_FACTS, fact_arrays(part))
+        for part in arrays.distinct_runs(facts):
+            await self.conn.execute(arrays.UPSERT_FACTS, arrays.fact_arrays(part))
         if conflicts:
             async with self.conn.cursor() as cur:
                 await cur.executemany(sql.UPSERT_CONFLICT, conflicts)
@@ -228,14 +225,10 @@ class Store(ReadQueries, StateReads):
         if not messages:
             return
         prefix = self.settings.topic_prefix
-        # One statement over binary arrays (text-format arrays are quoted element by element,
-        # slower than a statement per row). Rows take their seq in array order: the relay
-        # publishes in seq order, so a subject's changes keep their order.
+        # One statement over arrays; rows take their seq in message order (the relay
+        # publishes in seq order, so a subject's changes keep their order).
         await self.conn.execute(
-            """INSERT INTO outbox (change_id, topic, key, value, traceparent)
-               SELECT c, t, k, v, p FROM unnest(%b::text[], %b::text[], %b::text[],
-                   %b::bytea[], %b::text[]) WITH ORDINALITY AS u(c, t, k, v, p, n)
-               ORDER BY n ON CONFLICT (change_id, topic) DO NOTHING""",
+            arrays.INSERT_OUTBOX,
             (
                 [m.change_id for m in messages],
                 [prefix + m.topic for m in messages],

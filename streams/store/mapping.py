@@ -151,39 +151,6 @@ def fact_params(f: Fact, embedding: Vector | None) -> list[Any]:
     return [row[c] for c in sql.FACT_COLUMNS] + [note_key, dedup, embedding]
 
 
-def distinct_runs(rows: Sequence[list[Any]]) -> list[list[list[Any]]]:
-    """``rows`` cut, in order, into consecutive runs in which no id (``row[0]``) repeats:
-    one statement may not upsert a row twice."""
-    runs: list[list[list[Any]]] = []
-    seen: set[Any] = set()
-    for row in rows:
-        if not runs or row[0] in seen:
-            runs.append([])
-            seen = set()
-        runs[-1].append(row)
-        seen.add(row[0])
-    return runs
-
-
-_SOURCES = sql.FACT_COLUMNS.index("source_event_ids")
-
-
-def fact_arrays(rows: Sequence[list[Any]]) -> list[list[Any]]:
-    """``fact_params`` rows as the parameters of ``UPSERT_FACTS``: one list per column (not
-    the sources), then the [lo:hi] slice of each row's sources, then all sources flattened."""
-    cols: list[list[Any]] = [[] for _ in range(len(rows[0]) - 1)] if rows else []
-    lo: list[int] = []
-    hi: list[int] = []
-    ids: list[str] = []
-    for row in rows:
-        for i, v in enumerate(row[:_SOURCES] + row[_SOURCES + 1 :]):
-            cols[i].append(v)
-        lo.append(len(ids) + 1)
-        ids.extend(row[_SOURCES])
-        hi.append(len(ids))
-    return [*cols, lo, hi, ids]
-
-
 def provenance(decisions: Iterable[Decision]) -> tuple[list[list[str]], list[tuple[str, str]]]:
     """New (project, fact, event) source rows, and (loser, survivor) provenance copies."""
     rows: list[list[str]] = [[], [], []]

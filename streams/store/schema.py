@@ -261,16 +261,6 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (project_id, event_id) DO NOTHING
 """
 
-# INSERT_EVENT over arrays (one array per column, in INSERT_EVENT's parameter order). Binary
-# parameters: text-format arrays are quoted element by element, slower than a row each.
-INSERT_EVENTS = """
-INSERT INTO events (project_id, event_id, subject_id, occurred_at, kind, role, content, source,
-                    metadata, embedding)
-SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::timestamptz[], %b::text[],
-                     %b::text[], %b::text[], %b::text[], %b::jsonb[], %b::vector[])
-ON CONFLICT (project_id, event_id) DO NOTHING
-"""
-
 FACT_COLUMNS = (
     "id",
     "project_id",
@@ -311,42 +301,6 @@ CONFLICT_COLUMNS = (
 UPSERT_FACT = f"""
 INSERT INTO facts ({", ".join(FACT_COLUMNS)}, note_key, dedup_key, embedding)
 VALUES ({", ".join(["%s"] * (len(FACT_COLUMNS) + 3))})
-ON CONFLICT (id) DO UPDATE SET
-{", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS[1:])},
-note_key = EXCLUDED.note_key,
-dedup_key = EXCLUDED.dedup_key,
-embedding = COALESCE(EXCLUDED.embedding, facts.embedding)
-"""
-
-# UPSERT_FACT over arrays, one per column in UPSERT_FACT's parameter order, except
-# ``source_event_ids``: a list per row cannot travel in one array, so the rows' ids arrive
-# flattened (the last parameter) and each row takes its slice [lo:hi] (1-based, inclusive).
-# Rows are written in array order (a retired fact leaves 'active' before its successor
-# enters it); a statement must not hold one id twice (ON CONFLICT DO UPDATE refuses it).
-_FACT_TYPES = {
-    "value": "jsonb",
-    "pinned": "boolean",
-    "reinforcement_count": "integer",
-    "source_count": "integer",
-    "last_reinforced_at": "timestamptz",
-    "valid_from": "timestamptz",
-    "valid_to": "timestamptz",
-    "created_at": "timestamptz",
-    "updated_at": "timestamptz",
-}
-_FACT_ARRAYS = [c for c in FACT_COLUMNS if c != "source_event_ids"]
-_FACT_SELECT = ", ".join(
-    "s.ids[u.lo:u.hi]" if c == "source_event_ids" else f"u.{c}" for c in FACT_COLUMNS
-)
-UPSERT_FACTS = f"""
-INSERT INTO facts ({", ".join(FACT_COLUMNS)}, note_key, dedup_key, embedding)
-SELECT {_FACT_SELECT},
-       u.note_key, u.dedup_key, u.embedding
-FROM unnest({", ".join(f"%b::{_FACT_TYPES.get(c, 'text')}[]" for c in _FACT_ARRAYS)},
-            %b::text[], %b::text[], %b::vector[], %b::integer[], %b::integer[])
-     WITH ORDINALITY AS u({", ".join(_FACT_ARRAYS)}, note_key, dedup_key, embedding, lo, hi, n),
-     (SELECT %b::text[] AS ids) AS s
-ORDER BY u.n
 ON CONFLICT (id) DO UPDATE SET
 {", ".join(f"{c} = EXCLUDED.{c}" for c in FACT_COLUMNS[1:])},
 note_key = EXCLUDED.note_key,

@@ -25,8 +25,9 @@ from schemas.events import RawEvent
 from schemas.facts import Fact
 from schemas.settings import Settings
 from streams.store import schema as sql
+from streams.store.arrays import UPSERT_FACTS, distinct_runs, fact_arrays
 from streams.store.core import Store
-from streams.store.mapping import distinct_runs, event_params, fact_arrays, fact_params
+from streams.store.mapping import event_params, fact_params
 
 # PostgreSQL text and jsonb hold no NUL and no lone surrogate; the schemas' own validation
 # is tested elsewhere. Everything else goes.
@@ -113,7 +114,7 @@ def test_fact_arrays_store_what_rows_stored(settings: Settings, batch: list) -> 
 
     async def by_array(store: Store) -> None:
         for part in distinct_runs(rows):
-            await store.conn.execute(sql.UPSERT_FACTS, fact_arrays(part))
+            await store.conn.execute(UPSERT_FACTS, fact_arrays(part))
 
     async def go() -> None:
         store = await Store.connect(settings)
@@ -156,7 +157,7 @@ def test_a_retired_fact_leaves_active_before_its_successor_enters(settings: Sett
             await store.conn.execute(sql.UPSERT_FACT, fact_params(old, _vector(0)))
             rows = [fact_params(retired, None), fact_params(new, _vector(1))]
             assert len(distinct_runs(rows)) == 1
-            await store.conn.execute(sql.UPSERT_FACTS, fact_arrays(rows))
+            await store.conn.execute(UPSERT_FACTS, fact_arrays(rows))
             cur = await store.conn.execute("SELECT id, status FROM facts ORDER BY id")
             return [(r["id"], r["status"]) for r in await cur.fetchall()]
         finally:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streams.store import schema as sql
-from streams.store.mapping import distinct_runs, fact_arrays
+from streams.store.arrays import distinct_runs, fact_arrays
 
 SOURCES = sql.FACT_COLUMNS.index("source_event_ids")
 WIDTH = len(sql.FACT_COLUMNS) + 3  # fact_params: the columns, note_key, dedup_key, embedding
