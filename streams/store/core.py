@@ -154,7 +154,7 @@ class Store(ReadQueries, StateReads):
         return cur.rowcount == 1
 
     async def insert_events(self, events: Sequence[tuple[RawEvent, Vector | None]]) -> int:
-        """Store many events in one statement; returns how many were new."""
+        """Store many events in one pipelined round; returns how many were new."""
         if not events:
             return 0
         # One statement over arrays (streams.store.arrays), not a statement per row.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -88,15 +88,12 @@ _FACT_SET = frozenset(sql.FACT_COLUMNS)
 
 def fact_from_row(row: dict[str, Any]) -> Fact:
     """A facts row as a Fact (the one row-to-model mapping of facts)."""
-    return _trusted_fact({k: row[k] if k in _FACT_SET else _FACT_DEFAULTS[k] for k in _FACT_FIELDS})
-
-
-def _trusted_fact(data: dict[str, Any]) -> Fact:
     # Rows were validated as Facts when written and are typed by their columns: build the
     # instance without re-validating, as ``model_construct`` would (same fields in the same
     # order, same fields set) at a quarter of its cost: loading a batch's state builds
     # thousands (tests/unit/test_mapping_trusted.py holds the two equal).
-    ids = tuple(data["source_event_ids"])
+    ids = tuple(row["source_event_ids"])
+    data = {k: row[k] if k in _FACT_SET else _FACT_DEFAULTS[k] for k in _FACT_FIELDS}
     data["source_event_ids"] = ids
     data["source_count"] = max(data["source_count"] or 0, len(ids))
     fact = Fact.__new__(Fact)
@@ -105,22 +102,6 @@ def _trusted_fact(data: dict[str, Any]) -> Fact:
     object.__setattr__(fact, "__pydantic_extra__", None)
     object.__setattr__(fact, "__pydantic_private__", None)
     return fact
-
-
-def fact_rows(cursor: Any) -> Callable[[Sequence[Any]], tuple[Fact, Any]]:
-    """A psycopg row factory: each row of facts columns (plus ``embedding``) as (Fact, its
-    embedding), built as ``fact_from_row`` builds it without a dict per row first (the
-    state load reads a batch's facts by the thousand)."""
-    names = [c.name for c in cursor.description or ()]
-    at = {n: i for i, n in enumerate(names)}
-    picks = [(k, at[k] if k in _FACT_SET else None) for k in _FACT_FIELDS]
-    emb = at.get("embedding")
-
-    def row(values: Sequence[Any]) -> tuple[Fact, Any]:
-        data = {k: _FACT_DEFAULTS[k] if i is None else values[i] for k, i in picks}
-        return _trusted_fact(data), None if emb is None else values[emb]
-
-    return row
 
 
 def conflict_from_row(row: dict[str, Any]) -> ConflictSet:

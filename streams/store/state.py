@@ -19,13 +19,7 @@ from schemas.events import RawEvent
 from schemas.facts import ConflictSet, Fact
 from streams.store import schema as sql
 from streams.store.bookkeeping import Bookkeeping
-from streams.store.mapping import (
-    SubjectKey,
-    conflict_from_row,
-    fact_from_row,
-    fact_rows,
-    vector_of,
-)
+from streams.store.mapping import SubjectKey, conflict_from_row, fact_from_row, vector_of
 
 
 class StateReads(Bookkeeping):
@@ -83,7 +77,7 @@ class StateReads(Bookkeeping):
         notes = [(k, n) for k, found in (note_keys or {}).items() for n in set(found)]
         cols = ", ".join(sql.FACT_COLUMNS)
         # Binary results: pgvector then decodes embeddings without parsing text.
-        async with self.conn.cursor(binary=True, row_factory=fact_rows) as bcur:
+        async with self.conn.cursor(binary=True) as bcur:
             await bcur.execute(
                 f"""SELECT {cols}, CASE WHEN status = 'active' AND predicate IS NOT NULL
                        THEN embedding END AS embedding
@@ -115,11 +109,12 @@ class StateReads(Bookkeeping):
         active: dict[SubjectKey, list[Fact]] = {k: [] for k in keys}
         cands: dict[SubjectKey, list[Fact]] = {k: [] for k in keys}
         embs: dict[SubjectKey, dict[str, Vector]] = {k: {} for k in keys}
-        for f, embedding in facts:
-            k = (f.project_id, f.subject_id)
+        for r in facts:
+            k = (r["project_id"], r["subject_id"])
+            f = fact_from_row(r)
             (active if f.status == "active" else cands)[k].append(f)
-            if embedding is not None:
-                embs[k][f.id] = vector_of(embedding)
+            if r["embedding"] is not None:
+                embs[k][f.id] = vector_of(r["embedding"])
         opened: dict[SubjectKey, list[ConflictSet]] = {k: [] for k in keys}
         for r in conflicts:
             opened[(r["project_id"], r["subject_id"])].append(conflict_from_row(r))

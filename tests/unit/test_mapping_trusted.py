@@ -12,7 +12,7 @@ from pgvector import Vector as PgVector
 
 from schemas.facts import Fact
 from streams.store import schema as sql
-from streams.store.mapping import NumpyVectorLoader, fact_from_row, fact_rows
+from streams.store.mapping import NumpyVectorLoader, fact_from_row
 
 ids = st.text(st.characters(codec="utf-8", categories=("L", "N", "P")), min_size=1, max_size=20)
 times = st.datetimes(min_value=dt.datetime(1970, 1, 1), timezones=st.just(dt.UTC))
@@ -67,32 +67,6 @@ def test_a_trusted_fact_is_the_one_model_construct_builds(row: dict[str, Any]) -
     assert got.source_count >= len(got.source_event_ids)
     changed = got.model_copy(update={"status": "superseded"})
     assert changed.status == "superseded" and got.status == row["status"]
-
-
-@settings(max_examples=200, deadline=None)
-@given(rows(), st.randoms(use_true_random=False), st.none() | st.binary(max_size=8))
-def test_the_tuple_row_factory_builds_the_same_fact(
-    row: dict[str, Any], rnd: Any, embedding: bytes | None
-) -> None:
-    """``fact_rows`` (the state load's row factory) over columns in any order, with extra
-    columns, gives the Fact ``fact_from_row`` gives, and the row's embedding."""
-    names = [*row, "embedding", "rn"]
-    rnd.shuffle(names)
-    values = [embedding if n == "embedding" else 7 if n == "rn" else row[n] for n in names]
-
-    class Col:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-    class Cursor:
-        description = [Col(n) for n in names]
-
-    fact, got_embedding = fact_rows(Cursor())(values)
-    expected = fact_from_row(dict(row))
-    assert fact == expected
-    assert fact.model_dump_json() == expected.model_dump_json()
-    assert fact.model_fields_set == expected.model_fields_set
-    assert got_embedding == embedding
 
 
 @settings(max_examples=200, deadline=None)
