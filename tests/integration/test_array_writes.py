@@ -28,6 +28,7 @@ from streams.store import schema as sql
 from streams.store.arrays import UPSERT_FACTS, distinct_runs, fact_arrays
 from streams.store.core import Store
 from streams.store.mapping import event_params, fact_params
+from tests.support.facts import make_fact
 
 # PostgreSQL text and jsonb hold no NUL and no lone surrogate; the schemas' own validation
 # is tested elsewhere. Everything else goes.
@@ -133,19 +134,7 @@ def test_fact_arrays_store_what_rows_stored(settings: Settings, batch: list) -> 
 def test_a_retired_fact_leaves_active_before_its_successor_enters(settings: Settings) -> None:
     """In one statement, rows are written in array order: the retirement of the active
     fact comes first, so its successor does not break the one-active-per-attribute index."""
-    t = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    old = Fact(
-        id="a",
-        project_id="p",
-        subject_id="s",
-        predicate="lives_in",
-        value={"city": "Paris"},
-        status="active",
-        source_event_ids=("e1",),
-        valid_from=t,
-        created_at=t,
-        updated_at=t,
-    )
+    old = make_fact()
     retired = old.model_copy(update={"status": "superseded", "superseded_by": "b"})
     new = old.model_copy(update={"id": "b", "value": {"city": "Rome"}, "supersedes_id": "a"})
 
@@ -219,23 +208,6 @@ def test_event_arrays_store_what_rows_stored(settings: Settings, batch: list) ->
     asyncio.run(go())
 
 
-def _fact(i: int) -> Fact:
-    t = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    return Fact(
-        id=f"f{i}",
-        project_id="p",
-        subject_id="s",
-        predicate=None,
-        value={},
-        statement=f"note {i}",
-        status="active",
-        source_event_ids=("e",),
-        valid_from=t,
-        created_at=t,
-        updated_at=t,
-    )
-
-
 def test_outbox_rows_keep_the_messages_order_at_100x(settings: Settings) -> None:
     """One batch's outbox rows, at 100x a batch's usual count, take their seq in message
     order; a change queued twice is kept once (its first place)."""
@@ -250,7 +222,7 @@ def test_outbox_rows_keep_the_messages_order_at_100x(settings: Settings) -> None
                 project_id="p",
                 subject_id="s",
                 cause="e",
-                fact=_fact(i),
+                fact=make_fact(id=f"f{i}", predicate=None, value={}, statement=f"note {i}"),
                 recorded_at=now,
                 change="created",
             ),
