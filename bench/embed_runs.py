@@ -18,10 +18,9 @@ Cases: ``contents`` embeds 3,000 event contents of the consolidation workload in
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from bench.harness.children import alternate
 
 CHILD = r"""
 import json, sys, time
@@ -63,28 +62,12 @@ else:
 """
 
 
-def measure(side: str, case: str) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, side, case], capture_output=True, text=True, check=True
-    ).stdout
-    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
-    return result
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--output", type=Path)
     args = ap.parse_args()
-    runs: dict[str, list[dict[str, float]]] = {}
-    for _ in range(args.rounds):
-        for case in ("contents", "long"):
-            for side in ("before", "now"):
-                r = measure(side, case)
-                runs.setdefault(f"{case}/{side}", []).append(r)
-                print(f"{case:8} {side:6} {r}", flush=True)
-    if args.output:
-        args.output.write_text(json.dumps({"command": " ".join(sys.argv), "runs": runs}, indent=1))
+    alternate(CHILD, ("contents", "long"), ("before", "now"), args.rounds, args.output)
     return 0
 
 

@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     embedding_dim: int = 384
     model_dir: Path | None = None  # default: state_dir/model
     embed_threads: int | None = None
+    # Model runs side by side (0 = one per core this process may use), each on one core
+    # unless embed_threads says otherwise: 1.2x the texts per second of one run over two
+    # cores (bench/README.md, issue 15 sixth part). 1 = one run at a time, as before.
+    embed_parallel: int = Field(default=0, ge=0, le=64)
     embed_batch_size: int = Field(default=64, ge=1)
     # onnxruntime's pool threads busy-wait between runs unless this is off
     # (streams.embedding.embedder).
@@ -268,6 +272,7 @@ class Settings(BaseSettings):
             dim=self.embedding_dim,
             model_dir=self.resolved_model_dir,
             threads=self.embed_threads,
+            parallel=self.embed_parallel,
             batch_size=self.embed_batch_size,
             allow_spinning=self.embed_allow_spinning,
             token_budget=self.embed_token_budget,

@@ -86,6 +86,7 @@ class EmbedderSettings(_Group):
     dim: int
     model_dir: Path
     threads: int | None
+    parallel: int
     batch_size: int
     allow_spinning: bool
     token_budget: int

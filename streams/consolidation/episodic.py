@@ -15,9 +15,11 @@ Invariants:
   model runs), so it takes mostly the CPU the write path leaves.
 - ``consolidator_episodic_backlog`` is the number of events still waiting, as of the last
   round.
-- The write path comes first: while a batch is in flight (``busy``) and fewer than
-  ``max_backlog`` events wait, the filler does not start a round; at or above it, it fills
-  alongside, so the backlog stays bounded under sustained load.
+- The write path comes first. While a batch is in flight (``busy``) and fewer than
+  ``max_backlog`` events wait, an embedder that runs outside the GIL (a model) fills on one
+  niced lane thread, so it takes the core the write path leaves idle; one that does not (the
+  hash embedder, pure Python) starts no round. Otherwise (idle, or ``max_backlog`` reached)
+  it fills over all the lane's threads, so the backlog stays bounded under sustained load.
 """
 
 from __future__ import annotations
@@ -60,15 +62,16 @@ class EpisodicFiller:
         self.wakeup = asyncio.Event()
         self.filled = 0
 
-    async def once(self) -> int:
-        """One round: claim, embed and fill up to ``batch`` events; how many were filled."""
+    async def once(self, ways: int = 1) -> int:
+        """One round: claim, embed (over ``ways`` lane threads) and fill up to ``batch``
+        events; how many were filled."""
         conn = self.store.conn
         async with conn.transaction():
             rows = await episodic.claim(conn, self.batch)
             if rows:
                 texts = [r["content"] for r in rows]
                 started = time.perf_counter()
-                vectors = await self.lane.embed(self.embedder, texts)
+                vectors = await self.lane.embed(self.embedder, texts, ways=ways)
                 self.metrics.observe("consolidator_embed_seconds", time.perf_counter() - started)
                 await episodic.fill(
                     conn,
@@ -105,10 +108,13 @@ class EpisodicFiller:
             self.wakeup.clear()
             try:
                 while (waiting := await self.backlog()) > 0:
+                    ways = self.lane.threads
                     if self.busy() and waiting < self.max_backlog:
-                        await asyncio.sleep(0.05)  # the write path first
-                        continue
-                    if not await self.once():
+                        if not getattr(self.embedder, "releases_gil", False):
+                            await asyncio.sleep(0.05)  # the write path first
+                            continue
+                        ways = 1  # the write path first: one niced thread beside it
+                    if not await self.once(ways):
                         break  # what waits is claimed by another worker's filler
             except Exception as exc:  # the claimed rows were released by the rollback
                 self.metrics.inc("consolidator_episodic_errors_total")

@@ -1,8 +1,11 @@
 """A low-priority lane for background embedding (the episodic filler's).
 
 Invariants:
-- Everything run on a lane runs on its one thread, in submission order; that thread's
-  niceness is raised when it starts (Linux per-thread priority). Where that is refused or
+- A lane has ``threads`` threads (one by default); ``run`` calls go to them in submission
+  order, so a one-thread lane runs them one after another. Each thread's niceness is
+  raised when it starts (Linux per-thread priority), and it runs its own model runs
+  (``run_inline``): an embed call on the lane never borrows the embedder's normal-priority
+  pool. ``embed(..., ways=k)`` splits a call's texts over ``k`` of them. Where that is refused or
   unsupported the lane runs at normal priority and says so once in the log: slower facts,
   never lost work.
 - The lane shares the write path's embedder (one model in memory: a second onnxruntime
@@ -25,13 +28,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from streams.embedding.embedder import Embedder, by_length
+from streams.embedding.embedder import Embedder, by_length, run_inline
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 def _lower_priority(nice: int) -> None:
+    run_inline()
     if nice <= 0:
         return
     try:
@@ -44,31 +48,41 @@ def _lower_priority(nice: int) -> None:
 class Lane:
     """One background thread at a lower priority."""
 
-    def __init__(self, nice: int, name: str = "episodic-embed") -> None:
+    def __init__(self, nice: int, name: str = "episodic-embed", threads: int = 1) -> None:
         self.nice = nice
+        self.threads = max(1, threads)
         self.executor = ThreadPoolExecutor(
-            1, thread_name_prefix=name, initializer=_lower_priority, initargs=(nice,)
+            self.threads, thread_name_prefix=name, initializer=_lower_priority, initargs=(nice,)
         )
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on the lane's thread."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
-    async def embed(self, embedder: Embedder, texts: Sequence[str], chunk: int = 256) -> np.ndarray:
-        """``embedder.embed(texts)`` on the lane, at most ``chunk`` texts per embed call."""
+    async def embed(
+        self, embedder: Embedder, texts: Sequence[str], chunk: int = 256, ways: int = 1
+    ) -> np.ndarray:
+        """``embedder.embed(texts)`` on the lane, at most ``chunk`` texts per embed call, over
+        ``ways`` of its threads at once (at most ``threads``)."""
+        if not texts:
+            return await self.run(embedder.embed, [])
+        # Similar lengths together: each model run pads to its longest text. Dealt in turn,
+        # so each way gets short and long texts alike.
+        order = by_length(texts)
+        ways = max(1, min(ways, self.threads, len(texts)))
+        shares = [order[j::ways] for j in range(ways)]
 
-        def chunked() -> np.ndarray:
-            if not texts:
-                return embedder.embed([])
-            # Chunks of similar lengths: each model run pads to its longest text.
-            order = by_length(texts)
-            ordered = [texts[i] for i in order]
-            parts = [embedder.embed(ordered[i : i + chunk]) for i in range(0, len(texts), chunk)]
-            out = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))
-            out[order] = np.concatenate(parts)
-            return out
+        def share_of(idx: np.ndarray) -> np.ndarray:
+            part = [texts[i] for i in idx]
+            return np.concatenate(
+                [embedder.embed(part[i : i + chunk]) for i in range(0, len(part), chunk)]
+            )
 
-        return await self.run(chunked)
+        parts = await asyncio.gather(*(self.run(share_of, idx) for idx in shares))
+        out = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))
+        for idx, part in zip(shares, parts, strict=True):
+            out[idx] = part
+        return out
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)

@@ -6,6 +6,7 @@ by recency until they are filled."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,8 @@ from schemas.settings import Settings
 from streams import reads
 from streams.consolidation.episodic import EpisodicFiller
 from streams.consolidation.pipeline import Incoming, Pipeline
-from streams.embedding.embedder import HashEmbedder, make_embedder
+from streams.embedding.embedder import Embedder, HashEmbedder, make_embedder
+from streams.embedding.lane import Lane
 from streams.kafka.client import Publisher, ensure_topics
 from streams.llm.extractors import make_extractor
 from streams.metrics import Metrics
@@ -216,3 +218,50 @@ def test_the_filler_lets_a_busy_write_path_go_first_until_the_backlog_is_too_lon
     assert 12 <= left < 20
     # Idle: everything.
     assert asyncio.run(run_for(1.5, busy=False, max_backlog=20)) == 0
+
+
+def test_with_a_model_outside_the_gil_the_filler_fills_beside_a_busy_write_path_on_one_thread(
+    settings: Settings,
+) -> None:
+    ensure_topics(settings.kafka)
+    asyncio.run(_process(settings, _history(30)))
+
+    class OutsideGil(HashEmbedder):
+        releases_gil = True
+
+    class Recording(Lane):
+        def __init__(self) -> None:
+            super().__init__(nice=0, threads=2)
+            self.ways: list[int] = []
+
+        async def embed(
+            self, embedder: Embedder, texts: Sequence[str], chunk: int = 256, ways: int = 1
+        ) -> np.ndarray:
+            self.ways.append(ways)
+            return await super().embed(embedder, texts, chunk, ways)
+
+    async def run_for(seconds: float, busy: bool) -> tuple[int, list[int]]:
+        store = await _connect(settings)
+        lane = Recording()
+        filler = EpisodicFiller(
+            store,
+            OutsideGil(settings.embedding_dim),
+            Metrics(),
+            batch=8,
+            busy=lambda: busy,
+            max_backlog=100,
+            lane=lane,
+        )
+        task = asyncio.create_task(filler.run(interval=0.05))
+        try:
+            await asyncio.sleep(seconds)
+            return await filler.backlog(), lane.ways
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await store.close()
+            lane.close()
+
+    # Busy with a short backlog: filled all the same, on one lane thread at a time.
+    left, ways = asyncio.run(run_for(1.5, busy=True))
+    assert left == 0 and ways and set(ways) == {1}

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streams.embedding import embedder as embedder_module
 from streams.embedding.embedder import HashEmbedder, by_length, plan_runs
 from streams.embedding.lane import Lane
 from streams.embedding.malloc import tame_malloc
@@ -145,3 +146,35 @@ def test_model_runs_cover_every_text_once_within_the_budget(
     for run, nxt in itertools.pairwise(runs):
         size = run.stop - run.start + 1
         assert size > most or size * max(lengths[nxt.start], 1) > budget
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=60), max_size=50),
+    chunk=st.integers(1, 20),
+    threads=st.integers(1, 4),
+    ways=st.integers(-1, 6),
+)
+def test_a_lane_over_several_threads_answers_in_the_callers_order_on_its_own_threads(
+    texts: list[str], chunk: int, threads: int, ways: int
+) -> None:
+    where: list[tuple[str, bool]] = []
+
+    class Where(HashEmbedder):
+        def embed(self, batch: Sequence[str]) -> np.ndarray:
+            inline = embedder_module._THREAD.__dict__.get("inline", False)
+            where.append((threading.current_thread().name, inline))
+            return super().embed(batch)
+
+    async def go() -> np.ndarray:
+        lane = Lane(nice=0, name="lane-test", threads=threads)
+        try:
+            return await lane.embed(Where(32), texts, chunk=chunk, ways=ways)
+        finally:
+            lane.close()
+
+    got = asyncio.run(go())
+    np.testing.assert_array_equal(got, HashEmbedder(32).embed(texts))
+    # Every model call ran on a lane thread, each marked inline (its own runs, its priority).
+    assert all(name.startswith("lane-test") and inline for name, inline in where)
+    assert len({name for name, _ in where}) <= max(1, min(ways, threads))
