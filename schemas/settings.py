@@ -99,8 +99,9 @@ class Settings(BaseSettings):
     model_dir: Path | None = None  # default: state_dir/model
     embed_threads: int | None = None
     # Model runs side by side (0 = one per core this process may use), each on one core
-    # unless embed_threads says otherwise: 1.2x the texts per second of one run over two
-    # cores (bench/README.md, issue 15 sixth part). 1 = one run at a time, as before.
+    # unless embed_threads says otherwise. Against one run at a time over two cores: 1.06-1.13x
+    # the texts per second on contents, 1.3x on the write path's small calls, and the peak of
+    # two runs' memory at once (bench/README.md, issue 15 sixth part). 1 = one at a time.
     embed_parallel: int = Field(default=0, ge=0, le=64)
     embed_batch_size: int = Field(default=64, ge=1)
     # onnxruntime's pool threads busy-wait between runs unless this is off

@@ -14,9 +14,9 @@ Invariants (every adapter):
   bounded whatever the texts' lengths.
 - fastembed: with ``parallel`` > 1 a call's runs go side by side, at most ``parallel`` at
   once, each on one core (onnxruntime gives one thread per run unless ``threads`` is
-  set): runs side by side are 1.2x the texts per second of one run over two threads, and
-  a thread marked ``run_inline`` (the niced lane) runs its own runs, so its priority holds.
-  The rows do not depend on which thread ran them.
+  set), a small call cut into at least one run per way; a thread marked ``run_inline``
+  (the niced lane) runs its own runs, so its priority holds. The rows do not depend on
+  which thread ran them.
 """
 
 from __future__ import annotations
