@@ -107,10 +107,12 @@ class EpisodicFiller:
                 await asyncio.wait_for(self.wakeup.wait(), timeout=interval)
             self.wakeup.clear()
             try:
+                outside_gil = getattr(self.embedder, "releases_gil", False)
                 while (waiting := await self.backlog()) > 0:
-                    ways = self.lane.threads
+                    # Threads help only a model that runs outside the GIL.
+                    ways = self.lane.threads if outside_gil else 1
                     if self.busy() and waiting < self.max_backlog:
-                        if not getattr(self.embedder, "releases_gil", False):
+                        if not outside_gil:
                             await asyncio.sleep(0.05)  # the write path first
                             continue
                         ways = 1  # the write path first: one niced thread beside it

@@ -220,14 +220,23 @@ def test_the_filler_lets_a_busy_write_path_go_first_until_the_backlog_is_too_lon
     assert asyncio.run(run_for(1.5, busy=False, max_backlog=20)) == 0
 
 
-def test_with_a_model_outside_the_gil_the_filler_fills_beside_a_busy_write_path_on_one_thread(
-    settings: Settings,
+class _OutsideGil(HashEmbedder):
+    releases_gil = True
+
+
+@pytest.mark.parametrize(
+    ("embedder_kind", "busy", "expected_ways"),
+    [
+        (_OutsideGil, True, {1}),  # beside a busy write path: one niced thread
+        (_OutsideGil, False, {2}),  # idle: every lane thread
+        (HashEmbedder, False, {1}),  # pure Python: more threads would only fight for the GIL
+    ],
+)
+def test_the_filler_fills_over_as_many_lane_threads_as_the_embedder_and_write_path_allow(
+    settings: Settings, embedder_kind: type[HashEmbedder], busy: bool, expected_ways: set[int]
 ) -> None:
     ensure_topics(settings.kafka)
     asyncio.run(_process(settings, _history(30)))
-
-    class OutsideGil(HashEmbedder):
-        releases_gil = True
 
     class Recording(Lane):
         def __init__(self) -> None:
@@ -240,16 +249,16 @@ def test_with_a_model_outside_the_gil_the_filler_fills_beside_a_busy_write_path_
             self.ways.append(ways)
             return await super().embed(embedder, texts, chunk, ways)
 
-    async def run_for(seconds: float, busy: bool) -> tuple[int, list[int]]:
+    async def run_for(seconds: float) -> tuple[int, list[int]]:
         store = await _connect(settings)
         lane = Recording()
         filler = EpisodicFiller(
             store,
-            OutsideGil(settings.embedding_dim),
+            embedder_kind(settings.embedding_dim),
             Metrics(),
             batch=8,
             busy=lambda: busy,
-            max_backlog=100,
+            max_backlog=100,  # above the 30 waiting: a busy write path goes first
             lane=lane,
         )
         task = asyncio.create_task(filler.run(interval=0.05))
@@ -262,6 +271,12 @@ def test_with_a_model_outside_the_gil_the_filler_fills_beside_a_busy_write_path_
             await store.close()
             lane.close()
 
-    # Busy with a short backlog: filled all the same, on one lane thread at a time.
-    left, ways = asyncio.run(run_for(1.5, busy=True))
-    assert left == 0 and ways and set(ways) == {1}
+    left, ways = asyncio.run(run_for(1.5))
+    assert left == 0 and set(ways) == expected_ways
+    # Each row filled with its own content's embedding, whatever thread embedded it.
+    stored = _embedded(settings)
+    embedder = HashEmbedder(settings.embedding_dim)
+    assert len(stored) == 30
+    for r in stored.values():
+        got = np.array(orjson.loads(r["e"]), dtype=np.float32)
+        assert np.allclose(got, embedder.embed([r["content"]])[0], atol=1e-6), r["event_id"]
