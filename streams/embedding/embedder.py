@@ -245,12 +245,33 @@ class FastEmbedEmbedder:
         return [len(t) + 2 for t in texts]
 
 
-def available_cores() -> int:
-    """The cores this process may run on (its affinity, not the machine's count)."""
+def available_cores(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota (a
+    container's CPU limit; v2 ``cpu.max`` or v1 ``cpu.cfs_quota_us``), rounded up."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    quota = _cgroup_quota(cgroup)
+    if quota is not None:
+        cores = min(cores, quota)
+    return max(1, cores)
+
+
+def _cgroup_quota(cgroup: Path) -> int | None:
+    """Whole cores of the cgroup's CPU quota, or None when there is none or it is unreadable."""
+    try:
+        if (cgroup / "cpu.max").exists():
+            quota, period = (cgroup / "cpu.max").read_text().split()[:2]
+        else:
+            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        if quota in ("max", "-1"):
+            return None
+        q, p = int(quota), int(period)
+    except (OSError, ValueError):
+        return None
+    return max(1, -(-q // p)) if q > 0 and p > 0 else None
 
 
 def make_embedder(embedding: EmbedderSettings) -> Embedder:
