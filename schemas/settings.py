@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     embedding_dim: int = 384
     model_dir: Path | None = None  # default: state_dir/model
+    # onnxruntime threads per model run (unset: 1 while runs go side by side, else
+    # onnxruntime's own choice, the machine's cores).
     embed_threads: int | None = None
     # Model runs side by side (0 = one per core this process may use), each on one core
     # unless embed_threads says otherwise. Against one run at a time over two cores: 1.06-1.13x

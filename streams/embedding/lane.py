@@ -3,11 +3,12 @@
 Invariants:
 - A lane has ``threads`` threads (one by default); ``run`` calls go to them in submission
   order, so a one-thread lane runs them one after another. Each thread's niceness is
-  raised when it starts (Linux per-thread priority), and it runs its own model runs
-  (``run_inline``): an embed call on the lane never borrows the embedder's normal-priority
-  pool. ``embed(..., ways=k)`` splits a call's texts over ``k`` of them. Where that is refused or
-  unsupported the lane runs at normal priority and says so once in the log: slower facts,
-  never lost work.
+  raised when it starts (Linux per-thread priority); where that is refused or unsupported
+  the lane runs at normal priority and says so once in the log: slower facts, never lost
+  work.
+- A lane's threads run their own model runs (``run_inline``): an embed call on the lane
+  never borrows the embedder's normal-priority pool. ``embed(..., ways=k)`` splits a call's
+  texts over ``k`` of the threads and answers in the caller's order.
 - The lane shares the write path's embedder (one model in memory: a second onnxruntime
   session of MiniLM costs 160 MiB optimised, or 36 MiB unoptimised but then ~90 MiB of
   weights dequantised on every run). Its model runs are short, so a write path run never
@@ -46,7 +47,7 @@ def _lower_priority(nice: int) -> None:
 
 
 class Lane:
-    """One background thread at a lower priority."""
+    """Background threads (one by default) at a lower priority."""
 
     def __init__(self, nice: int, name: str = "episodic-embed", threads: int = 1) -> None:
         self.nice = nice
@@ -56,7 +57,7 @@ class Lane:
         )
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` on the lane's thread."""
+        """``fn(*args)`` on one of the lane's threads."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     async def embed(
