@@ -19,7 +19,7 @@ from streams.consolidation.episodic import EpisodicFiller
 from streams.consolidation.faults import NO_FAULTS, FaultHook
 from streams.consolidation.pipeline import Pipeline
 from streams.consolidation.relay import Relay
-from streams.embedding.embedder import available_cores, make_embedder
+from streams.embedding.embedder import make_embedder
 from streams.embedding.lane import Lane
 from streams.kafka.client import Publisher
 from streams.llm.extractors import make_extractor
@@ -98,6 +98,7 @@ class Runtime:
                 group.fill_batch,
                 busy=lambda: self._pipeline is not None and self._pipeline.lock.locked(),
                 max_backlog=group.max_backlog,
-                lane=Lane(group.episodic_nice, threads=group.parallel or available_cores()),
+                # As many lane threads as the embedder runs side by side (the hash one: 1).
+                lane=Lane(group.episodic_nice, threads=getattr(self.embedder, "parallel", 1)),
             )
         return self._episodic

@@ -280,3 +280,25 @@ def test_the_filler_fills_over_as_many_lane_threads_as_the_embedder_and_write_pa
     for r in stored.values():
         got = np.array(orjson.loads(r["e"]), dtype=np.float32)
         assert np.allclose(got, embedder.embed([r["content"]])[0], atol=1e-6), r["event_id"]
+
+
+@pytest.mark.parametrize(("kind", "parallel", "threads"), [("hash", 3, 1), ("fastembed", 3, 3)])
+def test_the_workers_filler_gets_a_lane_thread_per_run_its_embedder_runs_side_by_side(
+    settings: Settings, kind: str, parallel: int, threads: int
+) -> None:
+    from streams.runtime import Runtime
+
+    s = settings.model_copy(update={"embedder": kind, "embed_parallel": parallel})
+
+    async def lane_threads() -> int:
+        rt = Runtime(s)
+        await rt.episodic()  # its own store on the test database
+        filler = rt._episodic
+        assert filler is not None
+        try:
+            return filler.lane.threads
+        finally:
+            filler.lane.close()
+            await filler.store.close()
+
+    assert asyncio.run(lane_threads()) == threads
