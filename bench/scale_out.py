@@ -105,6 +105,22 @@ def markdown(doc: dict[str, Any]) -> str:
             f"{v['subjects_in_order']:,} / {v['subjects']:,} | "
             f"{'holds' if v['holds'] else 'FAILS'} |"
         )
+    lines += [
+        "",
+        "| workers | machine busy | cores: workers (main threads) / kafka / postgres / bench "
+        "| machine CPU ms per event | workers' CPU ms per event |",
+        "|---|---|---|---|---|",
+    ]
+    for x in r["runs"]:
+        if "cpu" not in x:
+            continue
+        c, u = x["cpu"], x["cpu"]["cores_used"]
+        lines.append(
+            f"| {x['workers']} | {c['machine_busy_fraction']:.0%} | {u['workers']} "
+            f"({u['worker main threads']}) / {u['kafka']} / {u['postgres']} / "
+            f"{u['bench (publisher+watcher)']} | {c['machine_cpu_ms_per_event']} | "
+            f"{c['workers_cpu_ms_per_event']} |"
+        )
     lines.append("")
     return "\n".join(lines)
 

@@ -4,11 +4,17 @@
 is stable (``wait_stable``: every worker holds partitions and the total is the first run's),
 publishes, waits until every event is stored and the outbox drained, then checks the verdict
 (events stored, one active fact per predicate, per-subject order).
+
+From the first publish to the end it also reads the CPU seconds of every worker, of the
+stack's Kafka and PostgreSQL and of the whole machine (``bench.harness.accounting``), so a
+worker count's figure says how much of the two cores it used and what one event cost the
+machine as a whole.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import urllib.request
 import uuid
@@ -17,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from bench.harness.accounting import CpuMeter
 from bench.harness.watch import phase_latency, wait_applied, watch
 from bench.harness.worker import make_worker
 from tests.support.kafka_io import publish
@@ -53,6 +60,30 @@ def wait_stable(workers: list[Any], total: int | None, timeout: float = 180.0) -
         if time.monotonic() > deadline:
             raise RuntimeError(f"group not stable: {counts} (want a total of {total})")
         time.sleep(0.5)
+
+
+def cpu_summary(cpu: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """Cores used by the workers together and by the rest of the machine, and the machine's
+    CPU per event (every process on it: workers, Kafka, PostgreSQL, this bench)."""
+    first = cpu[0]
+    wall = first["wall_s"]
+    workers_s = sum(c["cpu_s"]["worker"] for c in cpu)
+    mains_s = sum(c["cpu_s"]["worker main thread"] for c in cpu)
+    busy = first["machine_busy_fraction"]
+    machine_s = busy * wall * (os.cpu_count() or 1)  # /proc/stat counts every CPU
+    return {
+        "wall_s": wall,
+        "machine_busy_fraction": busy,
+        "cores_used": {
+            "workers": round(workers_s / wall, 2),
+            "worker main threads": round(mains_s / wall, 2),
+            "kafka": first["cores_used"].get("kafka", 0.0),
+            "postgres": first["cores_used"].get("postgres", 0.0),
+            "bench (publisher+watcher)": first["cores_used"].get("bench (publisher+watcher)", 0.0),
+        },
+        "machine_cpu_ms_per_event": round(machine_s * 1e3 / n, 3),
+        "workers_cpu_ms_per_event": round(workers_s * 1e3 / n, 3),
+    }
 
 
 def one(
@@ -93,8 +124,12 @@ def one(
         pub_ts: dict[str, float] = {}
         ids = [m[0] for m in msgs]
         watcher.expect(ids)
+        meters = [CpuMeter(w.proc.pid) for w in workers]
+        for m in meters:
+            m.start()
         first, _last = publish(s, msgs, pub_ts)
         end = wait_applied(s, watcher, len(msgs), args.timeout, workers[0])
+        cpu = [m.stop() for m in meters]
         for w in workers:
             w.check()  # a worker that died mid-run would make the figure meaningless
         elapsed = end - first
@@ -105,6 +140,7 @@ def one(
             "events_per_s": round(len(msgs) / elapsed, 1),
             "llm_calls_per_event": round(calls / len(msgs), 3),
             "end_to_end_latency": phase_latency(watcher, ids, pub_ts)["item_changed"],
+            "cpu": cpu_summary(cpu, len(msgs)),
         }
     finally:
         for w in workers:
