@@ -20,6 +20,9 @@ Invariants:
   niced lane thread, so it takes the core the write path leaves idle; one that does not (the
   hash embedder, pure Python) starts no round. Otherwise (idle, or ``max_backlog`` reached)
   it fills over all the lane's threads, so the backlog stays bounded under sustained load.
+- While it waits for the write path it looks at ``busy`` every 50 ms and counts the backlog
+  at most once a second (``recount_s``): waiting costs the database nothing per batch, and
+  ``max_backlog`` may be overshot by at most a second of intake.
 """
 
 from __future__ import annotations
@@ -61,6 +64,9 @@ class EpisodicFiller:
         self.lane = lane or Lane(nice=0)
         self.wakeup = asyncio.Event()
         self.filled = 0
+        # While it waits for a busy write path, the backlog is recounted this often (so the
+        # ``max_backlog`` bound is noticed within it), not on every 50 ms look at ``busy``.
+        self.recount_s = 1.0
 
     async def once(self, ways: int = 1) -> int:
         """One round: claim, embed (over ``ways`` lane threads) and fill up to ``batch``
@@ -97,6 +103,13 @@ class EpisodicFiller:
         self.metrics.set("consolidator_episodic_backlog", n)
         return n
 
+    async def _while_busy(self, limit: float) -> None:
+        """Wait until the write path is idle, at most ``limit`` seconds; only ``busy()`` is
+        polled meanwhile, never the database."""
+        deadline = time.monotonic() + limit
+        while self.busy() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+
     async def run(self, interval: float = 0.25) -> None:
         """Forever: rounds every ``interval`` (or on ``wakeup``); survive anything.
 
@@ -113,7 +126,7 @@ class EpisodicFiller:
                     ways = self.lane.threads if outside_gil else 1
                     if self.busy() and waiting < self.max_backlog:
                         if not outside_gil:
-                            await asyncio.sleep(0.05)  # the write path first
+                            await self._while_busy(self.recount_s)  # the write path first
                             continue
                         ways = 1  # the write path first: one niced thread beside it
                     if not await self.once(ways):

@@ -220,6 +220,50 @@ def test_the_filler_lets_a_busy_write_path_go_first_until_the_backlog_is_too_lon
     assert asyncio.run(run_for(1.5, busy=False, max_backlog=20)) == 0
 
 
+def test_a_filler_waiting_for_a_busy_write_path_counts_its_backlog_about_once_a_second(
+    settings: Settings,
+) -> None:
+    ensure_topics(settings.kafka)
+    asyncio.run(_process(settings, _history(30)))
+    counts: list[int] = []
+    state = {"busy": True}
+
+    class Counting(EpisodicFiller):
+        async def backlog(self) -> int:
+            n = await super().backlog()
+            counts.append(n)
+            return n
+
+    async def scenario() -> int:
+        store = await _connect(settings)
+        filler = Counting(
+            store,
+            HashEmbedder(settings.embedding_dim),
+            Metrics(),
+            batch=8,
+            busy=lambda: state["busy"],
+            max_backlog=100,
+        )
+        task = asyncio.create_task(filler.run(interval=0.05))
+        try:
+            await asyncio.sleep(2.2)  # busy: it waits, and only looks at busy()
+            waiting_counts = len(counts)
+            state["busy"] = False  # idle: it notices within 50 ms and fills everything
+            await asyncio.sleep(1.0)
+            assert await filler.backlog() == 0
+            return waiting_counts
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await store.close()
+
+    waiting_counts = asyncio.run(scenario())
+    # One count on entry and one per second of waiting (the old loop counted every 50 ms:
+    # about 40 here); the 30 waiting were never filled while busy.
+    assert 2 <= waiting_counts <= 4, counts
+    assert counts[:waiting_counts] == [30] * waiting_counts
+
+
 class _OutsideGil(HashEmbedder):
     releases_gil = True
 
