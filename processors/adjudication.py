@@ -85,6 +85,7 @@ def adjudicate(
         changes=tuple(work.changes),
         new_embeddings=dict(work.new_embeddings),
         semantic_matches=tuple(work.matches),
+        resolutions=tuple(work.resolutions),
     )
 
 
@@ -122,6 +123,7 @@ def _resolve_target(work: Work, cand: Candidate, policy: Policy) -> Match | None
         work.state.distinct,
         policy.bounds,
     )
+    work.resolutions.append(match.how if match is not None else "none")
     if match is not None and match.how in ("same", "unsure", "alias"):
         assert cand.fact.predicate is not None and match.fact.predicate is not None
         d = -1.0 if match.distance is None else round(match.distance, 4)

@@ -98,6 +98,9 @@ class Decision:
     semantic_matches: tuple[tuple[str, str, float], ...] = ()
     # Aliases a resolution taught the project (written with the decision).
     aliases: tuple[PredicateAlias, ...] = ()
+    # Per named-attribute candidate, how it was resolved (processors.resolution's ``How``,
+    # or "none"): what the worker counts, e.g. how often the model's ``target`` was used.
+    resolutions: tuple[str, ...] = ()
 
 
 def cosine_distance(a: Vector, b: Vector) -> float:

@@ -44,6 +44,8 @@ class Work:
         self.outcomes: list[Outcome] = []
         self.new_embeddings: dict[str, Vector] = {}
         self.matches: list[tuple[str, str, float]] = []
+        # How each named-attribute candidate found its active fact ("none": it found none).
+        self.resolutions: list[str] = []
         self.state = state
 
     def write(self, fact: Fact) -> None:

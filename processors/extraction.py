@@ -18,6 +18,8 @@ Invariants:
   section per subject (its own active facts, then its events in order), numbered 1..n across
   the sections; no subject is named by anything but its section's number. Its answer has
   the batch shape and is read by ``parse_batch_response``, so the same rules hold.
+- Every candidate an answer holds passes through ``lift_candidate`` (the model's small wire
+  contract into the ``ExtractedFact`` shape) and nothing more: still raw, still untrusted.
 - The parsers raise ``MalformedResponse`` and nothing else, whatever the text. With
   ``lenient`` (the ``prompt`` output mode, where no server enforces JSON) the answer may sit
   in prose or a code fence, and a bare array stands for the ``candidates`` / ``events`` list.
@@ -30,18 +32,22 @@ whose docstring documents its patterns; the request's fixed texts and JSON schem
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from processors.extraction_fake import fake_candidates
 from processors.extraction_prompts import (
+    BATCH_EXAMPLES,
     BATCH_FORMAT_NAME,
     BATCH_RESPONSE_FORMAT,
     BATCH_RESPONSE_JSON_SCHEMA,
     BATCH_SYSTEM_PROMPT,
     CANDIDATE_JSON_SCHEMA,
+    COALESCED_EXAMPLES,
     COALESCED_SYSTEM_PROMPT,
     EVENT_HEADER,
+    EXAMPLES,
     MAX_ACTIVE_IN_PROMPT,
     RESPONSE_FORMAT,
     RESPONSE_FORMAT_NAME,
@@ -73,7 +79,9 @@ __all__ = [
     "build_batch_prompt",
     "build_coalesced_prompt",
     "build_prompt",
+    "fact_line",
     "fake_candidates",
+    "lift_candidate",
     "parse_batch_response",
     "parse_response",
 ]
@@ -87,11 +95,23 @@ class MalformedResponse(ValueError):
         self.reason = reason
 
 
+def _shown_value(value: dict[str, Any]) -> str:
+    # A lone "value" key is how a scalar answer is stored: show the scalar, as it was given.
+    if len(value) == 1 and "value" in value:
+        return json.dumps(value["value"], ensure_ascii=False, sort_keys=True)
+    return canonical_value(value)
+
+
+def fact_line(fact: Fact) -> str:
+    """How the prompt lists one active fact (the unit of the context's token budget)."""
+    return _active_line(fact)
+
+
 def _active_line(fact: Fact) -> str:
     if fact.predicate is None:
-        return f"- note: {json.dumps(fact.statement or '', ensure_ascii=False)}"
+        return f"[note] {json.dumps(fact.statement or '', ensure_ascii=False)}"
     # The handle lets the model name the fact it means (``target``), whatever it calls it.
-    return f"- [f:{handle(fact.id)}] {fact.predicate} = {canonical_value(fact.value)}"
+    return f"[f:{handle(fact.id)}] {fact.predicate} = {_shown_value(fact.value)}"
 
 
 def _facts_block(active: Sequence[Fact]) -> str:
@@ -100,31 +120,35 @@ def _facts_block(active: Sequence[Fact]) -> str:
         ranked[:MAX_ACTIVE_IN_PROMPT],
         key=lambda f: (f.predicate is None, f.predicate or "", f.statement or "", f.id),
     )
-    if shown:
-        facts_block = "\n".join(_active_line(f) for f in shown)
-        if len(ranked) > len(shown):
-            facts_block += f"\n(and {len(ranked) - len(shown)} older facts not shown)"
-    else:
-        facts_block = "(none)"
-    return facts_block
+    if not shown:
+        return "Known facts: (none)"
+    block = "Known facts:\n" + "\n".join(_active_line(f) for f in shown)
+    if len(ranked) > len(shown):
+        block += f"\n(and {len(ranked) - len(shown)} older facts not shown)"
+    return block
+
+
+_SPEAKERS = {"user": "the user", "assistant": "the assistant", "system": "the system"}
 
 
 def _event_block(event: RawEvent) -> str:
-    return (
-        f"- kind: {event.kind}\n"
-        f"- role: {event.role or 'unknown'}\n"
-        f"- occurred_at: {event.occurred_at.isoformat()}\n"
-        "- content:\n"
-        f"{event.content}"
-    )
+    speaker = _SPEAKERS.get(event.role or "", f"a {event.role}" if event.role else "someone")
+    kind = "Message" if event.kind == "message" else event.kind.capitalize()
+    return f"{kind} from {speaker}: {event.content}"
+
+
+def _chat(system: str, examples: Sequence[tuple[str, str]], user: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": system}]
+    for asked, answered in examples:
+        messages.append({"role": "user", "content": asked})
+        messages.append({"role": "assistant", "content": answered})
+    messages.append({"role": "user", "content": user})
+    return messages
 
 
 def build_prompt(event: RawEvent, active: Sequence[Fact]) -> list[dict[str, str]]:
-    """Chat messages (system, user) asking for the candidates of ``event``."""
-    user = (
-        f"Active facts about the subject:\n{_facts_block(active)}\n\nEvent:\n{_event_block(event)}"
-    )
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    """Chat messages (system, worked examples, request) asking for ``event``'s candidates."""
+    return _chat(SYSTEM_PROMPT, EXAMPLES, f"{_facts_block(active)}\n{_event_block(event)}")
 
 
 def build_batch_prompt(events: Sequence[RawEvent], active: Sequence[Fact]) -> list[dict[str, str]]:
@@ -137,11 +161,7 @@ def build_batch_prompt(events: Sequence[RawEvent], active: Sequence[Fact]) -> li
         f"{EVENT_HEADER.format(index=i, count=n)}\n{_event_block(e)}"
         for i, e in enumerate(events, start=1)
     )
-    user = (
-        f"Active facts about the subject (before event 1):\n{_facts_block(active)}\n\n"
-        f"Events, oldest first:\n\n{blocks}"
-    )
-    return [{"role": "system", "content": BATCH_SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return _chat(BATCH_SYSTEM_PROMPT, BATCH_EXAMPLES, f"{_facts_block(active)}\n\n{blocks}")
 
 
 def build_coalesced_prompt(
@@ -161,15 +181,44 @@ def build_coalesced_prompt(
             index += 1
             blocks.append(f"{EVENT_HEADER.format(index=index, count=n)}\n{_event_block(e)}")
         sections.append(
-            f"{SUBJECT_HEADER.format(number=number)}\n"
-            f"Active facts about subject {number} (before its first event):\n"
-            f"{_facts_block(active)}\n\n" + "\n\n".join(blocks)
+            f"{SUBJECT_HEADER.format(number=number)}\n{_facts_block(active)}\n\n"
+            + "\n\n".join(blocks)
         )
-    user = "Subjects, each with its events oldest first:\n\n" + "\n\n".join(sections)
-    return [
-        {"role": "system", "content": COALESCED_SYSTEM_PROMPT},
-        {"role": "user", "content": user},
-    ]
+    return _chat(COALESCED_SYSTEM_PROMPT, COALESCED_EXAMPLES, "\n\n".join(sections))
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NOT_SNAKE = re.compile(r"[^a-z0-9]+")
+
+
+def _snake(predicate: str) -> str:
+    snake = _NOT_SNAKE.sub("_", _CAMEL.sub("_", predicate.strip()).lower()).strip("_")
+    # Anything that still is not a predicate is left for validation to reject as given.
+    return snake if snake[:1].isalpha() and len(snake) <= 64 else predicate
+
+
+def lift_candidate(raw: object) -> object:
+    """A model's candidate in the wire contract (``processors.extraction_prompts``) as the
+    ``ExtractedFact`` shape: a scalar or list ``value`` of a named attribute becomes
+    ``{"value": ...}``, a spelled-out predicate (``Home City``, ``homeCity``) snake_case, and
+    a note's (no predicate) stray value is dropped, its statement kept. Anything else is
+    returned as given, for validation to judge; this never raises."""
+    if not isinstance(raw, dict):
+        return raw
+    out = dict(raw)
+    predicate = out.get("predicate")
+    if isinstance(predicate, str):
+        if not predicate.strip():
+            out["predicate"] = predicate = None
+        else:
+            out["predicate"] = _snake(predicate)
+    value = out.get("value")
+    if predicate is None:
+        if value is not None and not isinstance(value, dict):
+            out["value"] = None
+    elif value is not None and not isinstance(value, dict) and value != "":
+        out["value"] = {"value": value}
+    return out
 
 
 def _is_answer(key: str) -> Callable[[Any], bool]:
@@ -190,13 +239,13 @@ def parse_response(text: str, *, lenient: bool = False) -> list[object]:
         text, MalformedResponse, "response", lenient=lenient, accept=_is_answer("candidates")
     )
     if isinstance(root, list):
-        return list(root)
+        return [lift_candidate(c) for c in root]
     if "candidates" not in root:
         raise MalformedResponse("response has no 'candidates' key")
     candidates = root["candidates"]
     if not isinstance(candidates, list):
         raise MalformedResponse(f"'candidates' must be a list, got {type(candidates).__name__}")
-    return list(candidates)
+    return [lift_candidate(c) for c in candidates]
 
 
 def parse_batch_response(
@@ -224,5 +273,5 @@ def parse_batch_response(
         candidates = entry.get("candidates")
         if not isinstance(candidates, list):
             raise MalformedResponse(f"events[{pos}].candidates must be a list")
-        out[index - 1] = list(candidates)
+        out[index - 1] = [lift_candidate(c) for c in candidates]
     return out

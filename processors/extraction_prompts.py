@@ -1,10 +1,21 @@
-"""Extraction's fixed request texts: the JSON schemas of an answer, the response formats and
-the system prompts (single event and batch), re-exported by ``processors.extraction``.
+"""Extraction's fixed request texts: the answer's JSON schemas, the response formats, the
+system prompts and worked examples (single event, batch, coalesced), re-exported by
+``processors.extraction``.
 
-Invariants: constants only, built once at import from ``schemas.base.PREDICATE_PATTERN``;
-the prompt carries no project or subject id; ``EVENT_HEADER`` stays one line (the test stub
-splits a batch prompt at it) and ``BATCH_FORMAT_NAME`` marks a batch request, a coalesced one
-(several subjects, ``COALESCED_SYSTEM_PROMPT``) included: its answer has the batch's shape.
+Written for small local models first (bench/extraction measures them): a short system text,
+then worked examples as earlier chat turns, then the request. A model follows an example far
+better than a rule: with rules alone a 1.5B model answered ``{"candidates": []}`` to a message
+stating four facts. The output contract is small for the same reason: per candidate a
+``statement`` (written first, so the model says what it saw before naming it), a
+``predicate`` and a ``value`` that may be a plain scalar (``processors.extraction`` wraps it
+as ``{"value": ...}``); ``action`` and ``target`` only for a change of a listed fact.
+
+Invariants: constants only, built once at import; the examples are fixed text, never from a
+benchmark; no prompt carries a project or subject id; ``EVENT_HEADER`` stays one line (the
+test stub splits a batch prompt at it) and ``BATCH_FORMAT_NAME`` marks a batch request, a
+coalesced one (``COALESCED_SYSTEM_PROMPT``) included: its answer has the batch's shape. The
+static part of a request (system text and examples) comes first and is the same for every
+call of a mode, so a server that caches a prompt's prefix (llama.cpp) evaluates it once.
 """
 
 from __future__ import annotations
@@ -14,35 +25,31 @@ from typing import Any
 from processors.jsontext import json_schema_format
 from schemas.base import PREDICATE_PATTERN
 
-# A prompt must stay bounded whatever the subject has accumulated; the most recently
-# updated facts are the likeliest to be restated or changed.
+# A prompt must stay bounded whatever the subject has accumulated (count of facts; the token
+# budget of ``processors.extraction_context`` is the finer bound).
 MAX_ACTIVE_IN_PROMPT = 200
 
 CANDIDATE_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        "statement": {
+            "type": "string",
+            "description": "one short sentence stating the fact about the user",
+        },
         "predicate": {
             "type": ["string", "null"],
             "pattern": PREDICATE_PATTERN,
             "description": "snake_case attribute name; null for a note",
         },
-        "value": {
-            "type": ["object", "null"],
-            "description": "JSON object with the attribute's value; null for a note",
-        },
-        "statement": {
-            "type": ["string", "null"],
-            "description": "one natural-language sentence stating the fact or note",
-        },
+        "value": {"description": "the attribute's value (a string, number or JSON object)"},
         "action": {"type": "string", "enum": ["create", "supersede"]},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "target": {
             "type": ["string", "null"],
-            "description": "the handle (f:xxxxxxxx) of the listed active fact this candidate "
-            "restates or changes; null when it is about no listed fact",
+            "description": "the [f:...] handle of the known fact this candidate changes",
         },
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     },
-    "required": ["predicate", "value", "statement", "action", "confidence"],
+    "required": ["statement", "predicate", "value"],
     "additionalProperties": False,
 }
 
@@ -56,28 +63,78 @@ RESPONSE_JSON_SCHEMA: dict[str, Any] = {
 RESPONSE_FORMAT_NAME = "memory_candidates"
 RESPONSE_FORMAT = json_schema_format(RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
 
-SYSTEM_PROMPT = f"""\
-You extract durable memories about one subject (a user or agent) from a single event.
-Reply with one JSON object: {{"candidates": [...]}}. Each candidate is an object with:
-- "predicate": a snake_case attribute name matching {PREDICATE_PATTERN} (e.g. "home_city",
-  "employer", "bike_count"), or null for a note;
-- "value": a JSON object holding the value (e.g. {{"value": "Paris"}}, {{"count": 2}}),
-  or null for a note;
-- "statement": one short natural-language sentence stating the memory (required for a note);
-- "action": "create" for something new or restated, "supersede" when the event says an
-  existing fact has changed (the subject moved, changed jobs, sold a bike, ...);
-- "confidence": a number from 0 to 1;
-- "target": the handle (like "f:1a2b3c4d") of the listed active fact the candidate restates
-  or changes, or null.
-A note is a memory that is not an attribute with a single current value (a preference
-explanation, a standing instruction, an episode): predicate and value null, statement set.
-Rules:
-- Reuse the predicate of an existing fact when the event is about the same attribute; never
-  invent a synonym for a predicate that is already listed.
-- Use "supersede" only when the event changes an existing fact's value.
-- Extract only what the event states or clearly implies about the subject. Ignore small talk,
-  questions and hypotheticals. Return {{"candidates": []}} when there is nothing durable.
-- Do not include the subject's id or any other identifier in a candidate."""
+_RULES = """\
+Facts come from what the user says: who they are, work, home, family, pets, health, diet, \
+things they own, skills, tastes, plans, habits, and how they want to be answered.
+- Only what this message says. Known facts are listed so that you reuse their predicate and \
+handle: never repeat one the message does not say again.
+- A message from the assistant has facts only when it reports something new about the user \
+(a record, a tool's result), not when it answers, suggests or repeats.
+- No facts in greetings, thanks, small talk, questions, wishes or hypotheticals ("if", \
+"maybe", "someday", "I wonder").
+- Each candidate: {"statement": a short sentence about the user, "predicate": a snake_case \
+attribute name, "value": its value}.
+- A change of a known fact keeps its predicate and adds "action": "supersede" and \
+"target": the fact's handle.
+- Nothing durable: {"candidates": []}."""
+
+SYSTEM_PROMPT = (
+    "You keep an assistant's long-term memory of its user. Read one message and list the "
+    'lasting facts it states about the user. Answer only JSON: {"candidates": [...]}.\n' + _RULES
+)
+
+# The examples' candidates, shared by the modes' examples.
+_NAME = '{"statement": "The user\'s name is Priyanka.", "predicate": "name", "value": "Priyanka"}'
+_JOB = '{"statement": "The user is a dentist.", "predicate": "occupation", "value": "dentist"}'
+_DOGS = (
+    '{"statement": "The user has two dogs.", "predicate": "dog_count", "value": 2, '
+    '"action": "supersede", "target": "f:77c2d0aa"}'
+)
+
+# Worked examples: (the user turn, the assistant's answer), sent as earlier chat turns.
+EXAMPLES: tuple[tuple[str, str], ...] = (
+    (
+        "Known facts: (none)\n"
+        "Message from the user: Hi, I'm Priyanka! I work as a dentist in Leeds. Any tips "
+        "for sleeping better?",
+        f'{{"candidates": [{_NAME}, {_JOB}, '
+        '{"statement": "The user lives in Leeds.", "predicate": "home_city", '
+        '"value": "Leeds"}]}',
+    ),
+    (
+        "Known facts:\n"
+        '[f:3e9a01bc] home_city = "Leeds"\n'
+        "[f:77c2d0aa] dog_count = 1\n"
+        "Message from the user: We relocated to Bristol in March and got a second dog! If "
+        "the weather holds I might take up surfing.",
+        '{"candidates": ['
+        '{"statement": "The user moved to Bristol.", "predicate": "home_city", '
+        f'"value": "Bristol", "action": "supersede", "target": "f:3e9a01bc"}}, {_DOGS}]}}',
+    ),
+    (
+        "Known facts: (none)\n"
+        "Message from the user: Thanks, that helps! Please keep your answers short. What "
+        "time is it in Tokyo?",
+        '{"candidates": ['
+        '{"statement": "The user wants short answers.", "predicate": "answer_style", '
+        '"value": "short"}]}',
+    ),
+    (
+        "Known facts:\n"
+        '[f:51d0c2e7] name = "Priyanka"\n'
+        '[f:3e9a01bc] home_city = "Bristol"\n'
+        "Message from the user: haha, good one. Would a bigger garden be worth it, do you "
+        "think?",
+        '{"candidates": []}',
+    ),
+    (
+        "Known facts:\n"
+        '[f:3e9a01bc] home_city = "Bristol"\n'
+        "Message from the assistant: Great to hear, Priyanka! Bristol has lovely parks for "
+        "your dogs. Want some walking routes?",
+        '{"candidates": []}',
+    ),
+)
 
 
 BATCH_RESPONSE_JSON_SCHEMA: dict[str, Any] = {
@@ -108,44 +165,49 @@ BATCH_RESPONSE_FORMAT = json_schema_format(BATCH_FORMAT_NAME, BATCH_RESPONSE_JSO
 EVENT_HEADER = "### Event {index} of {count}"
 
 BATCH_SYSTEM_PROMPT = (
-    SYSTEM_PROMPT.replace("from a single event", "from a numbered sequence of events")
-    .replace(
-        'Reply with one JSON object: {"candidates": [...]}. Each candidate',
-        'Reply with one JSON object: {"events": [{"index": 1, "candidates": [...]}, ...]}\n'
-        "with exactly one entry per event, in order, even when its candidates list is empty.\n"
-        "Each candidate",
-    )
-    .replace(
-        'Return {"candidates": []} when there is nothing durable.',
-        "Give an event an empty candidates list when it states nothing durable.\n"
-        "- The events happened in the order shown: a later event may change what an earlier\n"
-        '  one stated; use "supersede" for it then. Extract each event\'s memories under its\n'
-        "  own index, never repeating an earlier event's candidates.",
-    )
+    "You keep an assistant's long-term memory of its user. Read numbered messages, oldest "
+    "first, and list the lasting facts each states about the user. Answer only JSON: "
+    '{"events": [{"index": 1, "candidates": [...]}, ...]}, exactly one entry per message, in '
+    "order, with an empty candidates list for a message without facts. A later message may "
+    'change what an earlier one said: "supersede" then.\n'
+    + _RULES.replace('- Nothing durable: {"candidates": []}.', "").rstrip()
+)
+
+BATCH_EXAMPLES: tuple[tuple[str, str], ...] = (
+    (
+        "Known facts:\n"
+        "[f:77c2d0aa] dog_count = 1\n\n"
+        "### Event 1 of 3\nMessage from the user: Hi, I'm Priyanka, a dentist. Any tips "
+        "for sleeping better?\n\n"
+        "### Event 2 of 3\nMessage from the user: lol thanks\n\n"
+        "### Event 3 of 3\nMessage from the user: We got a second dog! If the weather "
+        "holds I might take up surfing.",
+        f'{{"events": [{{"index": 1, "candidates": [{_NAME}, {_JOB}]}}, '
+        f'{{"index": 2, "candidates": []}}, {{"index": 3, "candidates": [{_DOGS}]}}]}}',
+    ),
 )
 
 # A coalesced call: the events of several subjects (of one project), each subject's section
-# opening with this header and its own active facts; events are numbered across the call.
+# opening with this header and its own known facts; events are numbered across the call.
 SUBJECT_HEADER = "## Subject {number}"
 
 COALESCED_SYSTEM_PROMPT = (
-    BATCH_SYSTEM_PROMPT.replace(
-        "about one subject (a user or agent) from a numbered sequence of events.",
-        "about several subjects (users or agents) from numbered events. The events are\n"
-        "grouped by subject: each subject's section lists that subject's active facts, then\n"
-        "its events, oldest first; event numbers run across all sections.",
-    )
-    .replace(
-        "- The events happened in the order shown:",
-        "- Subjects are unrelated: a candidate is about the subject of its event's section\n"
-        "  only; never carry a fact, a predicate's value or a target from one section to\n"
-        "  another.\n"
-        "- Within a section the events happened in the order shown:",
-    )
-    .replace("- Do not include the subject's id", "- Do not include a subject's number, id")
-    .replace(
-        "of the listed active fact the candidate restates\n  or changes",
-        "of the active fact, listed in its event's section, that the\n"
-        "  candidate restates or changes",
-    )
+    "You keep assistants' long-term memories of their users. The messages below come from "
+    "several unrelated users, one section per user with that user's known facts; messages "
+    "are numbered across sections. List the lasting facts each message states about its own "
+    'user. Answer only JSON: {"events": [{"index": 1, "candidates": [...]}, ...]}, exactly '
+    "one entry per message, in order, with an empty candidates list for a message without "
+    "facts. Never carry a fact or a handle from one section to another.\n"
+    + _RULES.replace('- Nothing durable: {"candidates": []}.', "").rstrip()
+)
+
+COALESCED_EXAMPLES: tuple[tuple[str, str], ...] = (
+    (
+        "## Subject 1\nKnown facts:\n[f:77c2d0aa] dog_count = 1\n\n"
+        "### Event 1 of 2\nMessage from the user: We got a second dog!\n\n"
+        "## Subject 2\nKnown facts: (none)\n\n"
+        "### Event 2 of 2\nMessage from the user: I'm Priyanka, a dentist. How are you?",
+        f'{{"events": [{{"index": 1, "candidates": [{_DOGS}]}}, '
+        f'{{"index": 2, "candidates": [{_NAME}, {_JOB}]}}]}}',
+    ),
 )

@@ -34,6 +34,16 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("CONSOLIDATOR_KAFKA_HOME", "KAFKA_HOME")
     )
     kafka_heap: str = "768m"
+
+    # --- the local model server (`make llm`, `consolidator up --llm`) ---
+    # Which assembled GGUF it serves (streams.devstack.llm_weights: 1.5b or 0.5b), where, with
+    # what context and how many threads (0 = the cores this process may use).
+    local_llm_model: Literal["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"] = (
+        "qwen2.5-coder-1.5b-instruct"
+    )
+    local_llm_port: int = Field(default=8088, ge=1, le=65535)
+    local_llm_ctx: int = Field(default=4096, ge=512, le=131072)
+    local_llm_threads: int = Field(default=0, ge=0, le=256)
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
     kafka_sasl_username: str | None = None
@@ -81,6 +91,11 @@ class Settings(BaseSettings):
     # Active facts of a subject shown to the extractor (named attributes first, then the
     # newest notes): a subject's history never sets the size of a prompt.
     extraction_context_max_facts: int = Field(default=200, ge=0)
+    # Of those, a prompt lists only what fits this many (estimated) tokens: all of them when
+    # they fit, else the extraction_context_recent most recently updated, then the ones most
+    # similar to the events' text (processors.extraction_context). 0: list none.
+    extraction_context_tokens: int = Field(default=400, ge=0, le=1_000_000)
+    extraction_context_recent: int = Field(default=3, ge=0, le=1000)
     # How a structured answer is asked for (extractor and judges; processors.jsontext):
     # "json_schema", "json_object" (the schema sent alongside, as llama.cpp servers read it),
     # "prompt" (the schema in the prompt, the answer read leniently) or "auto" (json_schema
@@ -141,8 +156,10 @@ class Settings(BaseSettings):
     # Added to the distance when the two values share no key (shape is evidence, not proof).
     semantic_shape_penalty: float = Field(default=0.05, ge=0, le=2)
     # Ask the LLM (openai provider) about the unsure pairs of each batch, in one call; its
-    # decisions become resolve commands on memory.commands (fail-soft, off by default).
-    attribute_judge_enabled: bool = False
+    # decisions become resolve commands on memory.commands (fail-soft). Unset: on with a real
+    # provider (openai), so a new attribute is not held back waiting for a person; the fake
+    # extractor has no model to ask.
+    attribute_judge_enabled: bool | None = None
 
     # --- worker ---
     batch_size: int = Field(default=256, ge=1)
@@ -193,6 +210,13 @@ class Settings(BaseSettings):
     hygiene_report_banks: int = Field(default=200, ge=0)
     # Subjects written per transaction by the pass (each holds its advisory lock meanwhile).
     hygiene_write_batch: int = Field(default=64, ge=1)
+
+    @property
+    def judge_enabled(self) -> bool:
+        """Whether the attribute judge runs: as set, else whenever the provider is real."""
+        if self.attribute_judge_enabled is not None:
+            return self.attribute_judge_enabled
+        return self.llm_provider == "openai"
 
     @property
     def resolved_model_dir(self) -> Path:
@@ -263,7 +287,7 @@ class Settings(BaseSettings):
             output_mode=self.llm_output_mode,
             max_tokens=self.llm_max_tokens,
             min_confidence=self.min_confidence,
-            attribute_judge_enabled=self.attribute_judge_enabled,
+            attribute_judge_enabled=self.judge_enabled,
         )
 
     @property
@@ -334,4 +358,8 @@ class Settings(BaseSettings):
             kafka_controller_port=self.kafka_controller_port,
             kafka_home=self.kafka_home,
             kafka_heap=self.kafka_heap,
+            local_llm_model=self.local_llm_model,
+            local_llm_port=self.local_llm_port,
+            local_llm_ctx=self.local_llm_ctx,
+            local_llm_threads=self.local_llm_threads,
         )

@@ -142,3 +142,7 @@ class StackSettings(_Group):
     kafka_controller_port: int
     kafka_home: Path | None
     kafka_heap: str
+    local_llm_model: str
+    local_llm_port: int
+    local_llm_ctx: int
+    local_llm_threads: int

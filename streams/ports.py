@@ -78,6 +78,10 @@ class WriteStore(Protocol):
         """What the extractor is shown of each subject."""
         ...
 
+    async def fact_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored embeddings of these facts (those that have one)."""
+        ...
+
     def batch(self, keys: Iterable[SubjectKey]) -> AbstractAsyncContextManager[object]:
         """One transaction holding the subjects' locks."""
         ...

@@ -19,7 +19,7 @@ def cmd_up(args: argparse.Namespace, s: Settings) -> int:
     """Start the local Kafka + PostgreSQL stack (idempotent)."""
     from streams.devstack import localstack
 
-    return localstack.main_up(s)
+    return localstack.main_up(s, llm=args.llm)
 
 
 def cmd_down(args: argparse.Namespace, s: Settings) -> int:
@@ -39,7 +39,13 @@ def cmd_worker(args: argparse.Namespace, s: Settings) -> int:
 
 def register(sub: Subparsers) -> None:
     """Add ``up``, ``down`` and ``worker``."""
-    sub.add_parser("up", help="start the local Kafka + PostgreSQL stack").set_defaults(fn=cmd_up)
+    up = sub.add_parser("up", help="start the local Kafka + PostgreSQL stack")
+    up.add_argument(
+        "--llm",
+        action="store_true",
+        help="also the local model server (CONSOLIDATOR_LOCAL_LLM_MODEL; set up by `make llm`)",
+    )
+    up.set_defaults(fn=cmd_up)
     sub.add_parser("down", help="stop what `up` started").set_defaults(fn=cmd_down)
     w = sub.add_parser("worker", help="run the stream worker")
     w.add_argument("--loglevel", default="warning")

@@ -17,7 +17,13 @@ Invariants:
   events of its call (``fatal``), and a coalesced call's events are then asked alone first,
   so only the event at fault fails.
 - Candidates are validated here (``processors.validation``); the rejected are counted by
-  reason and never reach adjudication.
+  reason and never reach adjudication. An echo of a fact the prompt listed, about an event
+  that never mentions it (``processors.grounding``), is dropped and counted as ``echo``.
+- A prompt lists what ``processors.extraction_context.select_facts`` picks of a subject's
+  loaded facts within ``extraction_context_tokens``; the events' contents are embedded (one
+  call, in a thread) and the facts' stored vectors read only for subjects whose facts do not
+  all fit, so a small subject costs nothing more. Without an embedder, or when that fails,
+  the most recent facts that fit are listed: the selection never fails an event.
 """
 
 from __future__ import annotations
@@ -28,12 +34,15 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from processors.extraction import MAX_ACTIVE_IN_PROMPT
+from processors.extraction import MAX_ACTIVE_IN_PROMPT, fact_line
+from processors.extraction_context import line_tokens, select_facts
 from processors.extraction_plan import SubjectLoad, plan_calls
+from processors.grounding import is_echo
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
 from streams.consolidation.jobs import Job
+from streams.embedding.embedder import Embedder
 from streams.llm.extractors import Extractor, MalformedOutput, ProviderError
 from streams.metrics import Metrics
 from streams.ports import SubjectKey, WriteStore
@@ -49,12 +58,18 @@ class ExtractionStage:
     """Fills ``Job.candidates`` (or ``Job.error``) for a batch's fresh jobs."""
 
     def __init__(
-        self, settings: Settings, extractor: Extractor, store: WriteStore, metrics: Metrics
+        self,
+        settings: Settings,
+        extractor: Extractor,
+        store: WriteStore,
+        metrics: Metrics,
+        embedder: Embedder | None = None,
     ) -> None:
         self.settings = settings
         self.extractor = extractor
         self.store = store
         self.metrics = metrics
+        self.embedder = embedder
         self._sem: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         # How the context read is run: the pipeline's guard holds it through an outage.
         self.hold: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] = _run
@@ -77,6 +92,8 @@ class ExtractionStage:
             if self.extractor.uses_context
             else {}
         )
+        if context:
+            context = await self._relevant(context, by_subject)
         sem = self._limit()
         batching = self.settings.extraction_batching
         step = self.settings.extraction_batch_max_events if batching else 1
@@ -112,6 +129,46 @@ class ExtractionStage:
                 await guarded(keys, [j for g, _ in groups for j in g], self._call(groups))
 
         await asyncio.gather(*(one_subject(p[0]) if len(p) == 1 else coalesced(p) for p in packs))
+
+    async def _relevant(
+        self, context: dict[SubjectKey, list[Fact]], by_subject: dict[SubjectKey, list[Job]]
+    ) -> dict[SubjectKey, list[Fact]]:
+        """Each subject's facts as its prompt lists them (module docstring)."""
+        budget = self.settings.extraction_context_tokens
+        over = [
+            k
+            for k, facts in context.items()
+            if sum(line_tokens(fact_line(f)) for f in facts) > budget
+        ]
+        if not over:
+            return context
+        texts = list(dict.fromkeys(j.event.content for k in over for j in by_subject[k]))
+        vectors: dict[str, Any] = {}
+        embedded: dict[str, Any] = {}
+        if self.embedder is not None:
+            try:
+                ids = [f.id for k in over for f in context[k]]
+                vectors = await self.hold(lambda: self.store.fact_vectors(ids))
+                rows = await asyncio.to_thread(self.embedder.embed, texts)
+                embedded = dict(zip(texts, rows, strict=True))
+            except Exception:  # ranking is an optimisation: recency alone still bounds it
+                log.warning("ranking the extraction context failed", exc_info=True)
+                vectors, embedded = {}, {}
+        out = dict(context)
+        for k in over:
+            events = [
+                embedded[j.event.content] for j in by_subject[k] if j.event.content in embedded
+            ]
+            out[k] = select_facts(
+                context[k],
+                fact_line,
+                budget,
+                fact_vectors=vectors,
+                event_vectors=events,
+                recent=self.settings.extraction_context_recent,
+            )
+        self.metrics.inc("consolidator_extraction_context_trimmed_total", len(over))
+        return out
 
     async def _call(self, groups: list[tuple[list[Job], list[Fact]]]) -> None:
         """One call for several events: of one subject (a batch) or of several subjects (a
@@ -170,7 +227,7 @@ class ExtractionStage:
         """Accept one subject's answered events; ask the others alone, in order."""
         for j, raw in zip(chunk, answers, strict=True):
             if raw is not None:
-                self._accept(j, raw)
+                self._accept(j, raw, active)
                 continue
             self.metrics.inc("consolidator_extraction_fallbacks_total")
             try:
@@ -192,13 +249,20 @@ class ExtractionStage:
             job.error = f"provider: {exc}"[:500]
             job.permanent = exc.permanent
             return
-        self._accept(job, raw)
+        self._accept(job, raw, active)
 
-    def _accept(self, job: Job, raw: list[object]) -> None:
+    def _accept(self, job: Job, raw: list[object], listed: list[Fact]) -> None:
         result = validate_candidates(raw, self.settings.min_confidence)
         for rej in result.rejected:
             self.metrics.inc("consolidator_candidates_rejected_total", reason=rej.kind)
             log.info(
                 "event %s: candidate %d rejected: %s", job.event.event_id, rej.index, rej.reason
             )
-        job.candidates = list(result.valid)
+        kept = []
+        for c in result.valid:
+            if listed and is_echo(c, listed, job.event.content):
+                self.metrics.inc("consolidator_candidates_rejected_total", reason="echo")
+                log.info("event %s: dropped an echo of a listed fact", job.event.event_id)
+            else:
+                kept.append(c)
+        job.candidates = kept

@@ -88,7 +88,7 @@ def default_judge(
     settings: Settings, publisher: MessagePublisher, metrics: Metrics
 ) -> Judge | None:
     """The attribute judge when enabled with an OpenAI-compatible provider, else None."""
-    if not (settings.attribute_judge_enabled and settings.llm_provider == "openai"):
+    if not (settings.judge_enabled and settings.llm_provider == "openai"):
         return None
     from streams.llm.attribute_judge import AttributeJudge
 
@@ -123,7 +123,9 @@ class Pipeline:
         self.clock = clock
         self.lock = asyncio.Lock()
         self.embed_cache = EmbeddingCache(settings.embed_cache_size)
-        self.extraction = ExtractionStage(settings, extractor, self.reader, self.metrics)
+        self.extraction = ExtractionStage(
+            settings, extractor, self.reader, self.metrics, embedder=embedder
+        )
         self.writer = BatchWriter(
             store,
             policy_of(settings),

@@ -115,6 +115,7 @@ class BatchWriter:
         seen: set[tuple[str, str]] = set()
         fresh: list[tuple[Job, Decision]] = []
         outcomes: list[str] = []
+        resolutions: list[str] = []
         with trace.stage("adjudicate", [tkey(j) for j in jobs]):
             try:
                 for j in jobs:
@@ -129,6 +130,7 @@ class BatchWriter:
                     local[key] = advance(local[key], decision)
                     fresh.append((j, decision))
                     outcomes.extend(decision.outcomes)
+                    resolutions.extend(decision.resolutions)
             except Exception:
                 log.exception("deciding the batch failed; isolating events")
                 return None
@@ -154,6 +156,8 @@ class BatchWriter:
         states.update(local)
         for outcome in outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
+        for how in resolutions:
+            self.metrics.inc("consolidator_resolutions_total", how=how)
         for j, _d in fresh:
             self._observe_latency(j)
         return found
@@ -215,5 +219,7 @@ class BatchWriter:
         await self.store.apply(decision, self._messages(job, decision, now, trace))
         for outcome in decision.outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
+        for how in decision.resolutions:
+            self.metrics.inc("consolidator_resolutions_total", how=how)
         self._observe_latency(job)
         return advance(state, decision), flagged(decision, state)

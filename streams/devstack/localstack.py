@@ -19,6 +19,8 @@ Invariants:
 - Every failure is a ``StackError`` whose message is one line naming what is missing.
 - With ``settings.database_url`` set, PostgreSQL is somebody else's: ``up`` only checks that
   it is usable and ``down`` leaves it alone.
+- The local model server (``llm``, ``streams.devstack.llm_server``) starts only when asked
+  (``up --llm``); ``down`` stops it whenever one of ours runs.
 """
 
 from __future__ import annotations
@@ -31,11 +33,23 @@ from schemas.settings import Settings
 from streams.devstack.broker import kafka_down, kafka_up
 from streams.devstack.database import check_usable, postgres_down, postgres_up
 from streams.devstack.layout import StackError, stack_paths
+from streams.devstack.llm_server import base_url, llm_down, llm_up
 from streams.devstack.procs import locked
 
-__all__ = ["SERVICES", "StackError", "StackInfo", "down", "main_down", "main_up", "up"]
+__all__ = [
+    "ALL_SERVICES",
+    "SERVICES",
+    "StackError",
+    "StackInfo",
+    "down",
+    "main_down",
+    "main_up",
+    "up",
+]
 
 SERVICES = ("kafka", "postgres")
+# Every service ``down`` knows; the model server is started only on request.
+ALL_SERVICES = (*SERVICES, "llm")
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,7 @@ class StackInfo:
     bootstrap: str
     database_url: str
     started: list[str]
+    llm_url: str | None = None
 
 
 def up(
@@ -65,14 +80,23 @@ def up(
                 database_url, pg_started = postgres_up(p)
                 if pg_started:
                     started.append("postgres")
-    return StackInfo(bootstrap=bootstrap, database_url=database_url, started=started)
+        llm_url = None
+        if "llm" in services:
+            if llm_up(settings.stack, p):
+                started.append("llm")
+            llm_url = base_url(settings.stack)
+    return StackInfo(
+        bootstrap=bootstrap, database_url=database_url, started=started, llm_url=llm_url
+    )
 
 
-def down(settings: Settings, *, services: Collection[str] = SERVICES) -> list[str]:
+def down(settings: Settings, *, services: Collection[str] = ALL_SERVICES) -> list[str]:
     """Stop the processes ``up`` started (proven ours by cmdline); names of those stopped."""
     p = stack_paths(settings)
     stopped: list[str] = []
     with locked(p):
+        if "llm" in services and llm_down(p):
+            stopped.append("llm")
         if "kafka" in services and kafka_down(p):
             stopped.append("kafka")
         if "postgres" in services and not settings.database_url and postgres_down(p):
@@ -80,15 +104,22 @@ def down(settings: Settings, *, services: Collection[str] = SERVICES) -> list[st
     return stopped
 
 
-def main_up(settings: Settings) -> int:
+def main_up(settings: Settings, *, llm: bool = False) -> int:
     """CLI helper: print what runs, or ``error: <message>``; returns the exit code."""
     try:
-        info = up(settings)
+        info = up(settings, services=(*SERVICES, "llm") if llm else SERVICES)
     except StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"kafka: {info.bootstrap}")
     print(f"database: {info.database_url}")
+    if info.llm_url is not None:
+        print(f"llm: {info.llm_url} (model {settings.local_llm_model})")
+        print(
+            "  use it: CONSOLIDATOR_LLM_PROVIDER=openai "
+            f"CONSOLIDATOR_OPENAI_BASE_URL={info.llm_url} "
+            f"CONSOLIDATOR_OPENAI_MODEL={settings.local_llm_model}"
+        )
     print(f"started: {', '.join(info.started) or 'nothing (already running)'}")
     return 0
 

@@ -61,6 +61,8 @@ LLM_COUNTERS = {
     "errors": "consolidator_llm_request_errors_total",
     "rate_limited": "consolidator_llm_rate_limited_total",
     "malformed": "consolidator_llm_malformed_total",
+    "prompt_tokens": "consolidator_llm_prompt_tokens_total",
+    "completion_tokens": "consolidator_llm_completion_tokens_total",
 }
 
 

@@ -1,4 +1,5 @@
-"""The optional LLM judge of the unsure band (``attribute_judge_enabled``, off by default).
+"""The LLM judge of the unsure band (``attribute_judge_enabled``; unset: on with a real
+provider, off with ``fake``).
 
 After a batch commits, the pipeline offers the judge every ``possible_same_attribute`` set the
 batch opened or extended, in one call. Its decisions are published as ``resolve_conflict``

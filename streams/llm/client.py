@@ -44,7 +44,7 @@ import openai
 
 from processors.jsontext import OutputMode
 from schemas.settings_groups import LLMSettings
-from streams.llm.wire import MalformedOutput, RequestTemplate, completion_text
+from streams.llm.wire import MalformedOutput, RequestTemplate, Usage, read_completion
 
 __all__ = [
     "Answer",
@@ -54,7 +54,6 @@ __all__ = [
     "RateLimited",
     "StructuredChat",
     "classify",
-    "completion_text",
     "error_text",
     "openai_client",
 ]
@@ -182,6 +181,9 @@ class StructuredChat:
         self._templates: dict[tuple[str, str, int], tuple[dict[str, Any], RequestTemplate]] = {}
         self.requests = 0
         self.fallbacks = 0
+        # What the server's answers say they cost (their ``usage``), summed.
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
 
     async def complete(
         self,
@@ -245,7 +247,18 @@ class StructuredChat:
                     refused = verdict == "format_refused"
                     raise self._permanent(exc.status_code, exc.message, mode, refused) from exc
                 raise
-            return Answer(completion_text(raw), mode)
+            try:
+                text, usage = read_completion(raw)
+            except MalformedOutput as exc:
+                self._spent(exc.usage)
+                raise
+            self._spent(usage)
+            return Answer(text, mode)
+
+    def _spent(self, usage: Usage | None) -> None:
+        if usage is not None:
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
 
     def _template(self, mode: OutputMode, name: str, schema: dict[str, Any]) -> RequestTemplate:
         # Keyed by the schema's identity; the entry keeps the schema alive, so its id cannot

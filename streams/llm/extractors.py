@@ -156,7 +156,8 @@ class OpenAIExtractor:
 
     Counters (plain ints, read by /metrics): ``calls`` requests sent, ``errors`` failed
     requests other than 429, ``rate_limited`` 429 answers, ``malformed`` unparseable answers,
-    ``retries`` re-sends after a transient error; ``gate.pauses`` 429 pause windows;
+    ``retries`` re-sends after a transient error; ``prompt_tokens`` / ``completion_tokens``
+    what the answers' ``usage`` reported; ``gate.pauses`` 429 pause windows;
     ``chat.fallbacks`` output-mode fallbacks.
     """
 
@@ -183,6 +184,16 @@ class OpenAIExtractor:
     def calls(self) -> int:
         """Calls made so far (a counter the worker exports)."""
         return self.chat.requests
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens the provider reported for this extractor's calls."""
+        return self.chat.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        """Completion tokens the provider reported for this extractor's calls."""
+        return self.chat.completion_tokens
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
         """One call for one event."""

@@ -14,6 +14,8 @@ Invariants:
 - ``completion_text`` returns the answer's text or raises ``MalformedOutput`` with a one-line
   reason, and nothing else, whatever the bytes: not JSON, not an object, no choices, no
   message, a refusal, ``finish_reason=length``, empty or non-text content.
+  ``read_completion`` is the same with the body's ``usage`` (counts that are not
+  non-negative integers read as 0), on the error too.
 """
 
 from __future__ import annotations
@@ -30,11 +32,35 @@ MAX_REASON = 300
 
 
 class MalformedOutput(Exception):
-    """The provider answered, but not with parseable output (not retried)."""
+    """The provider answered, but not with parseable output (not retried). ``usage`` is what
+    the answer says it cost, when it says so (tokens are spent on a useless answer too)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, usage: Usage | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.usage = usage
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The tokens a completion reports (its ``usage`` object); 0 for what it leaves out."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _count(node: Any, key: str) -> int:
+    value = node.get(key) if isinstance(node, dict) else None
+    # bool is an int; a negative or absurd count is a server's bug, not a cost.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    return 0
+
+
+def usage_of(doc: Any) -> Usage:
+    """The ``usage`` of a parsed completion body, never raising."""
+    node = doc.get("usage") if isinstance(doc, dict) else None
+    return Usage(_count(node, "prompt_tokens"), _count(node, "completion_tokens"))
 
 
 @dataclass(frozen=True)
@@ -94,10 +120,25 @@ def _short(value: Any) -> str:
 
 def completion_text(raw: bytes | str) -> str:
     """The answer's text in a chat completion's body, or ``MalformedOutput``."""
+    return read_completion(raw)[0]
+
+
+def read_completion(raw: bytes | str) -> tuple[str, Usage]:
+    """The answer's text and its reported usage, or ``MalformedOutput`` (carrying the usage
+    when the body had one)."""
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise MalformedOutput(f"completion is not JSON: {_short(str(exc))}") from None
+    usage = usage_of(doc)
+    try:
+        return _text(doc), usage
+    except MalformedOutput as exc:
+        exc.usage = usage
+        raise
+
+
+def _text(doc: Any) -> str:
     if not isinstance(doc, dict):
         raise MalformedOutput("completion is not a JSON object")
     choices = doc.get("choices")

@@ -59,6 +59,17 @@ class StateReads(Bookkeeping):
             out[(r["project_id"], r["subject_id"])].append(fact_from_row(r))
         return out
 
+    async def fact_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored embeddings of the facts ``ids`` (those that have one)."""
+        if not ids:
+            return {}
+        async with self.conn.cursor(binary=True) as bcur:
+            await bcur.execute(
+                "SELECT id, embedding FROM facts WHERE id = ANY(%s) AND embedding IS NOT NULL",
+                (list(ids),),
+            )
+            return {r["id"]: vector_of(r["embedding"]) for r in await bcur.fetchall()}
+
     async def load_states(
         self,
         keys: Iterable[SubjectKey],

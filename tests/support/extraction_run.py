@@ -34,6 +34,9 @@ def openai_settings(settings: Settings, stub: OpenAIStub, **update: Any) -> Sett
             "openai_timeout_s": 10.0,
             "batch_size": 64,
             "batch_within_s": 0.5,
+            # The stub answers extraction prompts only: the judge is asked for by the tests
+            # that test it.
+            "attribute_judge_enabled": False,
             **update,
         }
     )

@@ -110,6 +110,10 @@ class FakeStore:
                 out[(f.project_id, f.subject_id)].append(f)
         return {k: v[:per_subject] for k, v in out.items()}
 
+    async def fact_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        self._call("fact_vectors")
+        return {i: self.data.embeddings[i] for i in ids if i in self.data.embeddings}
+
     async def load_states(
         self,
         keys: Iterable[Key],

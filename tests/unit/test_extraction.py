@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from processors.extraction import (
+    EXAMPLES,
     RESPONSE_FORMAT,
     RESPONSE_JSON_SCHEMA,
+    SYSTEM_PROMPT,
     MalformedResponse,
     build_prompt,
     fake_candidates,
@@ -18,7 +20,7 @@ from processors.extraction import (
 )
 from processors.validation import validate_candidates
 from schemas.events import RawEvent
-from schemas.facts import Fact
+from schemas.facts import ExtractedFact, Fact
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -62,18 +64,32 @@ def test_prompt_lists_active_facts_and_event() -> None:
         fact("f3", None, {}, "User prefers dark mode."),
     ]
     messages = build_prompt(event("I moved to Berlin.", role="user"), active)
-    assert [m["role"] for m in messages] == ["system", "user"]
-    system, user = messages[0]["content"], messages[1]["content"]
-    assert "supersede" in system and "^[a-z][a-z0-9_]{0,63}$" in system
-    # Each named fact with a handle the model can give back as ``target``.
-    assert '- [f:f2] home_city = {"value":"Paris"}' in user
-    assert '- [f:f1] bike_count = {"count":2}' in user
-    assert '- note: "User prefers dark mode."' in user
-    assert "I moved to Berlin." in user
-    assert "role: user" in user
-    assert T0.isoformat() in user
+    # System text, then worked examples as earlier turns, then the request.
+    assert [m["role"] for m in messages] == [
+        "system",
+        *["user", "assistant"] * len(EXAMPLES),
+        "user",
+    ]
+    assert messages[0]["content"] == SYSTEM_PROMPT and "supersede" in SYSTEM_PROMPT
+    pairs = zip(messages[1:-1:2], messages[2:-1:2], strict=True)
+    for (asked, answered), (u, a) in zip(EXAMPLES, pairs, strict=True):
+        assert (u["content"], a["content"]) == (asked, answered)
+        assert isinstance(json.loads(answered)["candidates"], list)
+    user = messages[-1]["content"]
+    # Each named fact with a handle the model can give back as ``target``; a lone "value"
+    # key shown as the scalar the model gave.
+    assert '[f:f2] home_city = "Paris"' in user
+    assert '[f:f1] bike_count = {"count":2}' in user
+    assert '[note] "User prefers dark mode."' in user
+    assert user.endswith("Message from the user: I moved to Berlin.")
     # Scope never goes to the model.
     assert "proj" not in user and "user-1" not in user
+
+
+def test_prompt_examples_are_valid_candidates_after_lifting() -> None:
+    for _asked, answered in (*EXAMPLES,):
+        for raw in parse_response(answered):
+            assert ExtractedFact.model_validate(raw)
 
 
 def test_prompt_is_deterministic_in_fact_order() -> None:
@@ -83,7 +99,7 @@ def test_prompt_is_deterministic_in_fact_order() -> None:
 
 
 def test_prompt_without_active_facts() -> None:
-    assert "(none)" in build_prompt(event(), [])[1]["content"]
+    assert build_prompt(event(), [])[-1]["content"].startswith("Known facts: (none)\n")
 
 
 def test_response_schema_shape() -> None:

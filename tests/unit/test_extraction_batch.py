@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from processors.extraction import (
+    BATCH_EXAMPLES,
     BATCH_RESPONSE_JSON_SCHEMA,
     BATCH_SYSTEM_PROMPT,
     EVENT_HEADER,
@@ -53,10 +54,13 @@ def fact() -> Fact:
 
 def test_batch_prompt_lists_facts_once_and_every_event_in_order() -> None:
     events = [event(1, "I live in Lyon."), event(2, "I moved to Nice."), event(3, "hi")]
-    system, user = build_batch_prompt(events, [fact()])
-    assert system == {"role": "system", "content": BATCH_SYSTEM_PROMPT}
-    text = user["content"]
-    assert text.count('home_city = {"value":"Paris"}') == 1
+    messages = build_batch_prompt(events, [fact()])
+    assert messages[0] == {"role": "system", "content": BATCH_SYSTEM_PROMPT}
+    assert [m["role"] for m in messages[1:]] == ["user", "assistant"] * len(BATCH_EXAMPLES) + [
+        "user"
+    ]
+    text = messages[-1]["content"]
+    assert text.count('home_city = "Paris"') == 1
     headers = [EVENT_HEADER.format(index=i, count=3) for i in (1, 2, 3)]
     positions = [text.index(h) for h in headers]
     assert positions == sorted(positions)
@@ -65,22 +69,22 @@ def test_batch_prompt_lists_facts_once_and_every_event_in_order() -> None:
 
 
 def test_batch_prompt_tells_the_model_the_batch_shape() -> None:
-    # BATCH_SYSTEM_PROMPT is derived from SYSTEM_PROMPT by replacement: if the single-event
-    # wording changes, the batch wording must not silently fall back to it.
     assert BATCH_SYSTEM_PROMPT != SYSTEM_PROMPT
     assert '{"events": [{"index": 1, "candidates": [...]}, ...]}' in BATCH_SYSTEM_PROMPT
-    assert "exactly one entry per event" in BATCH_SYSTEM_PROMPT
-    assert "a later event may change what an earlier" in BATCH_SYSTEM_PROMPT
+    assert "exactly one entry per message" in BATCH_SYSTEM_PROMPT
+    assert "A later message may change what an earlier" in BATCH_SYSTEM_PROMPT
     assert '{"candidates": []}' not in BATCH_SYSTEM_PROMPT
     assert BATCH_RESPONSE_JSON_SCHEMA["required"] == ["events"]
+    # The worked example answers in the batch shape, one entry per event it shows.
+    for asked, answered in BATCH_EXAMPLES:
+        entries = parse_batch_response(answered, asked.count("### Event "))
+        assert all(e is not None for e in entries)
 
 
 def test_batch_prompt_of_one_event_carries_the_same_event_text() -> None:
     e = event(1, "I live in Lyon.")
-    assert (
-        build_prompt(e, [])[1]["content"].split("Event:\n", 1)[1]
-        in (build_batch_prompt([e], [])[1]["content"])
-    )
+    single = build_prompt(e, [])[-1]["content"].split("\n", 1)[1]
+    assert single in build_batch_prompt([e], [])[-1]["content"]
     with pytest.raises(ValueError):
         build_batch_prompt([], [])
 

@@ -94,7 +94,7 @@ def test_coalesced_prompt_sections_map_back_by_index(sizes: list[int]) -> None:
         groups.append((events, []))
     messages = build_coalesced_prompt(groups)
     assert messages[0] == {"role": "system", "content": COALESCED_SYSTEM_PROMPT}
-    user = messages[1]["content"]
+    user = messages[-1]["content"]
     assert "secret" not in user  # no project or subject id reaches the prompt
     for number in range(1, len(sizes) + 1):
         assert SUBJECT_HEADER.format(number=number) in user
@@ -108,9 +108,9 @@ def test_coalesced_prompt_sections_map_back_by_index(sizes: list[int]) -> None:
 
 def test_coalesced_prompt_of_one_group_differs_only_by_its_framing() -> None:
     events = [raw(0, "a"), raw(1, "b")]
-    single = build_batch_prompt(events, [])[1]["content"]
-    multi = build_coalesced_prompt([(events, [])])[1]["content"]
-    assert single.split("Events, oldest first:\n\n")[1] in multi
+    single = build_batch_prompt(events, [])[-1]["content"]
+    multi = build_coalesced_prompt([(events, [])])[-1]["content"]
+    assert single.split("Known facts: (none)\n\n")[1] in multi
     with pytest.raises(ValueError):
         build_coalesced_prompt([])
     with pytest.raises(ValueError):

@@ -1,0 +1,180 @@
+"""One run of ``bench/extraction.py``: the labelled set (tests/support/extraction_set.py)
+through a real worker, the ``openai`` extractor against a real OpenAI-compatible server.
+
+The worker runs on a fresh schema and topic prefix of the shared local stack, with the real
+embedder. Sessions are published in time order: session 1 of every conversation, wait until
+each of its events is stored or dead-lettered and every change published, then session 2,
+and so on, so an update meets the facts of the sessions before it. With ``filler`` each
+subject first gets that many unrelated active facts (through a worker with the ``fake``
+extractor and scripted candidates), to measure what a long history does to the prompt.
+Figures come from what the product stored (the facts' rows) and from the worker's /metrics
+(calls, tokens as the server's ``usage`` reported them, rejections, resolutions).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.support import extraction_set as xs
+from tests.support.kafka_io import publish
+from tests.support.metrics import series, total
+from tests.support.metrics import value as metric
+from tests.support.scratch import drop, fresh_settings
+from tests.support.workers import WorkerProcess, outbox_pending, rows, scalar, wait_until
+
+SCRATCH = Path("/tmp/bench-extraction")
+PROJECT = "xbench"
+MODES = {"single": (False, False), "batch": (True, False), "coalesced": (True, True)}
+
+# Unrelated attributes for the filler: none is an attribute the labelled set asks about.
+_FILLER_KINDS = {
+    "owned_board_game": ["Catan", "Azul", "Carcassonne", "Go"],
+    "visited_country": ["Peru", "Chile", "Ghana", "Laos", "Oman"],
+    "houseplant": ["monstera", "fern", "cactus"],
+    "favorite_snack": ["pretzels", "dates", "popcorn"],
+    "past_trip": ["Iceland", "Crete", "Kerala"],
+}
+
+
+def filler_facts(n: int) -> list[dict[str, Any]]:
+    """``n`` scripted candidates of distinct, unrelated attributes."""
+    kinds = list(_FILLER_KINDS.items())
+    out = []
+    for i in range(n):
+        kind, values = kinds[i % len(kinds)]
+        out.append(
+            {
+                "predicate": f"{kind}_{i // len(kinds) + 1}",
+                "value": {"value": values[i % len(values)]},
+            }
+        )
+    return out
+
+
+def _filler_events(convs: list[xs.Conversation], n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "event_id": f"{conv.id}-filler",
+            "project_id": PROJECT,
+            "subject_id": conv.id,
+            "occurred_at": "2025-12-01T00:00:00+00:00",
+            "content": "(filler: earlier history)",
+            "metadata": {"fake_candidates": filler_facts(n)},
+        }
+        for conv in convs
+    ]
+
+
+def _encode(evs: list[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
+    import orjson
+
+    return [(e["event_id"], f"{e['project_id']}/{e['subject_id']}", orjson.dumps(e)) for e in evs]
+
+
+def _settled(s: Any, worker: WorkerProcess, expected: int) -> bool:
+    worker.check()
+    stored = int(scalar(s, "SELECT count(*) FROM events") or 0)
+    dead = int(total(worker.metrics(), "consolidator_dlq_total"))
+    return stored + dead >= expected and outbox_pending(s) == 0
+
+
+def run(args: Any) -> dict[str, Any]:
+    """The run's figures (see the module docstring)."""
+    convs = xs.load(split=None if args.split == "all" else args.split)[: args.limit]
+    batching, coalescing = MODES[args.mode]
+    tag = uuid.uuid4().hex[:8]
+    s = fresh_settings(
+        tag,
+        embedder="fastembed",
+        llm_provider="openai",
+        openai_base_url=args.base_url,
+        openai_model=args.model,
+        openai_timeout_s=args.timeout,
+        llm_output_mode=args.output_mode,
+        llm_max_tokens=args.max_tokens,
+        llm_concurrency=1,  # a local server answers one request at a time
+        extraction_batching=batching,
+        extraction_coalescing=coalescing,
+        batch_within_s=1.0,
+        hygiene_enabled=False,
+        **args.overrides,
+    )
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    log = SCRATCH / f"worker-{tag}.log"
+    expected = 0
+    try:
+        if args.filler:
+            with WorkerProcess(s, log, llm_provider="fake", loglevel="warning") as w:
+                msgs = _encode(_filler_events(convs, args.filler))
+                publish(s, msgs, {})
+                expected = len(msgs)
+                wait_until(lambda: _settled(s, w, expected), 300, "the filler stored")
+        worker = WorkerProcess(s, log, loglevel="info").start()
+        worker.wait_ready(timeout=300)
+        sessions = max(len(c.sessions) for c in convs)
+        t0 = time.monotonic()
+        per_session = []
+        for n in range(sessions):
+            evs = [e for c in convs for e in xs.session_events(c, n, PROJECT)]
+            if not evs:
+                continue
+            t = time.monotonic()
+            publish(s, _encode(evs), {})
+            expected += len(evs)
+            wait_until(lambda n=expected: _settled(s, worker, n), args.session_timeout, "session")
+            per_session.append({"events": len(evs), "seconds": round(time.monotonic() - t, 1)})
+            print(
+                f"session {n + 1}: {len(evs)} events in {per_session[-1]['seconds']}s", flush=True
+            )
+        seconds = time.monotonic() - t0
+        text = worker.metrics()
+        worker.stop()
+        facts = rows(
+            s,
+            "SELECT id, predicate, value, statement, status, source_event_ids, supersedes_id"
+            " FROM facts WHERE project_id = %s",
+            (PROJECT,),
+        )
+        events = sum(len(c.turns) for c in convs)
+        scored = xs.score(convs, facts).as_dict()
+        calls = metric(text, "consolidator_llm_calls_total")
+        prompt = metric(text, "consolidator_llm_prompt_tokens_total")
+        completion = metric(text, "consolidator_llm_completion_tokens_total")
+        return {
+            "model": args.model,
+            "mode": args.mode,
+            "split": args.split,
+            "conversations": len(convs),
+            "events": events,
+            "filler_facts_per_subject": args.filler,
+            **{k: v for k, v in scored.items() if not isinstance(v, list)},
+            "candidates_rejected": {
+                labels["reason"]: int(v)
+                for labels, v in series(text, "consolidator_candidates_rejected_total")
+            },
+            "outcomes": {
+                labels["outcome"]: int(v)
+                for labels, v in series(text, "consolidator_outcomes_total")
+            },
+            "resolutions": {
+                labels["how"]: int(v)
+                for labels, v in series(text, "consolidator_resolutions_total")
+            },
+            "llm_calls": int(calls),
+            "llm_malformed": int(metric(text, "consolidator_llm_malformed_total")),
+            "attribute_judge_calls": int(metric(text, "consolidator_attribute_judge_calls_total")),
+            "dead_lettered": int(total(text, "consolidator_dlq_total")),
+            "prompt_tokens_per_event": round(prompt / events, 1),
+            "completion_tokens_per_event": round(completion / events, 1),
+            "seconds": round(seconds, 1),
+            "seconds_per_event": round(seconds / events, 2),
+            "sessions": per_session,
+            "settings": {k: getattr(s, k) for k in sorted(args.overrides)},
+            "detail": {k: v for k, v in scored.items() if isinstance(v, list)},
+        }
+    finally:
+        if not args.keep:
+            drop(s)

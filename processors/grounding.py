@@ -1,0 +1,95 @@
+"""Echoes: a candidate that repeats a fact the prompt listed, about an event that never
+mentions it.
+
+A small model shown the subject's known facts tends to hand some of them back ("Good
+morning!" answered with the user's name and city). Taken as restatements they would count as
+reinforcements the user never gave: evidence inflated by the prompt itself. A real
+restatement says the value again ("still in Munich"), so a candidate equal to a listed fact
+whose value the event's text does not contain is an echo, and it is dropped (counted).
+
+Invariants:
+- Pure and deterministic; never raises for any candidate, fact or text.
+- Only a candidate *equal* to a listed fact can be an echo (same predicate or the listed
+  fact's handle as ``target``, same canonical value; for a note, the same normalized
+  statement): a new or changed value is never dropped here, however ungrounded.
+- "Mentioned" is generous: any word of two or more letters, or any number, of the value
+  found among the text's words (number words one to twenty read as digits); a value with no
+  such word (a boolean, an empty string) is taken as mentioned, so it is never an echo.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from processors.normalize import canonical_value, normalize_text
+from processors.resolution import handle
+from schemas.facts import ExtractedFact, Fact
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+_NUMBERS = {w: str(i) for i, w in enumerate(_NUMBER_WORDS.split(" "))}
+# Words a value shares with nearly any sentence: they ground nothing.
+_STOP = frozenset(
+    {"the", "a", "an", "and", "or", "of", "in", "on", "at", "to", "is", "are", "my", "i", "me"}
+    | {"user", "user's"}
+)
+
+
+def _words(text: str) -> set[str]:
+    out = set()
+    for w in _WORD.findall(text.casefold()):
+        out.add(_NUMBERS.get(w, w))
+    return out
+
+
+def leaves(node: Any) -> Iterable[Any]:
+    """The scalars of a JSON value, depth first."""
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from leaves(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from leaves(v)
+    else:
+        yield node
+
+
+def mentions(text: str, value: Any) -> bool:
+    """Whether ``text`` says any word of ``value`` (module docstring)."""
+    said = _words(text)
+    wanted = set()
+    for leaf in leaves(value):
+        if isinstance(leaf, bool) or leaf is None:
+            continue
+        forms = [str(leaf)]
+        if isinstance(leaf, float) and leaf.is_integer():
+            forms.append(str(int(leaf)))  # 2.0 is said as "2"
+        for form in forms:
+            wanted |= {w for w in _words(form) if (len(w) >= 2 or w.isdigit()) and w not in _STOP}
+    return not wanted or bool(wanted & said)
+
+
+def is_echo(candidate: ExtractedFact, listed: Sequence[Fact], text: str) -> bool:
+    """A candidate equal to a listed fact whose value ``text`` does not mention."""
+    try:
+        if candidate.predicate is None:
+            said = normalize_text(candidate.statement or "")
+            same = any(
+                f.predicate is None and normalize_text(f.statement or "") == said for f in listed
+            )
+            return same and not mentions(text, candidate.statement or "")
+        value = canonical_value(candidate.value or {})
+        same = any(
+            f.predicate is not None
+            and (f.predicate == candidate.predicate or handle(f.id) == candidate.target)
+            and canonical_value(f.value) == value
+            for f in listed
+        )
+        return same and not mentions(text, candidate.value)
+    except (TypeError, ValueError, RecursionError):
+        return False

@@ -1,0 +1,76 @@
+"""Echoes of listed facts (processors.grounding): dropped only when the event never says the
+value, never for a new or changed value, never raising."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from processors.grounding import is_echo, leaves, mentions
+from processors.resolution import handle
+from schemas.facts import ExtractedFact
+from tests.support.facts import make_fact
+from tests.support.hostile import JSON
+
+CITY = make_fact(id="3e9a01bc-0000", predicate="home_city", value={"value": "Munich"})
+DOGS = make_fact(id="77c2d0aa-0000", predicate="dog_count", value={"value": 2})
+NOTE = make_fact(id="aa", predicate=None, value={}, statement="Prefers short answers.")
+LISTED = [CITY, DOGS, NOTE]
+
+
+def cand(**kw: object) -> ExtractedFact:
+    return ExtractedFact.model_validate(kw)
+
+
+def test_a_restated_known_fact_the_event_does_not_mention_is_an_echo() -> None:
+    echo = cand(predicate="home_city", value={"value": "Munich"}, statement="Lives in Munich.")
+    assert is_echo(echo, LISTED, "Good morning! How's your day going?")
+    assert not is_echo(echo, LISTED, "Still loving Munich in the spring.")
+    # By handle, whatever the model called the attribute.
+    by_handle = cand(predicate="city", value={"value": "Munich"}, target=handle(CITY.id))
+    assert is_echo(by_handle, LISTED, "hi!")
+
+
+def test_numbers_are_mentioned_as_digits_or_words() -> None:
+    dogs = cand(predicate="dog_count", value={"value": 2})
+    assert not is_echo(dogs, LISTED, "Both of my two dogs are asleep.")
+    assert not is_echo(dogs, LISTED, "I walk my 2 dogs daily.")
+    assert is_echo(dogs, LISTED, "What a lovely day.")
+
+
+def test_notes_echo_by_statement() -> None:
+    note = cand(statement="Prefers short answers.")
+    assert is_echo(note, LISTED, "ok thanks")
+    assert not is_echo(note, LISTED, "Again: short answers please.")
+
+
+def test_a_new_or_changed_value_is_never_an_echo() -> None:
+    moved = cand(predicate="home_city", value={"value": "Berlin"}, action="supersede")
+    assert not is_echo(moved, LISTED, "hello")
+    new = cand(predicate="employer", value={"value": "Acme"})
+    assert not is_echo(new, LISTED, "hello")
+    assert not is_echo(moved, [], "hello")
+
+
+def test_a_value_with_nothing_to_ground_is_kept() -> None:
+    flag = make_fact(id="bb", predicate="vegetarian", value={"value": True})
+    assert not is_echo(cand(predicate="vegetarian", value={"value": True}), [flag], "hi")
+    assert mentions("anything", {"value": ""})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.dictionaries(st.text(min_size=1, max_size=6), JSON, min_size=1, max_size=3),
+    text=st.text(max_size=200),
+)
+def test_never_raises_and_a_value_said_verbatim_is_mentioned(value: dict, text: str) -> None:  # type: ignore[type-arg]
+    fact = make_fact(id="cc", predicate="thing", value=value)
+    try:
+        c = cand(predicate="thing", value=value)
+    except ValueError:
+        return  # not a valid candidate: validation rejects it before any echo check
+    is_echo(c, [fact], text)
+    mentions(text, value)
+    said = " ".join(str(v) for v in leaves(value))
+    # The event that repeats the value word for word always mentions it.
+    assert not is_echo(c, [fact], f"{text} {said}")
