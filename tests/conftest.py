@@ -7,7 +7,6 @@ else ``streams.devstack.localstack.up`` on ``<repo>/.stack`` (shared with develo
 CI). A stack the session started is stopped at the end; one that was already running is left
 running. Nothing is skipped: a service that cannot start fails the test with the StackError message.
 
-``tests/llama`` is collected only with ``--llama`` (``make test-llama``).
 
 Isolation (function scope): every test gets its own topic prefix, consumer group and
 PostgreSQL schema (created before, dropped after), and its topics are deleted afterwards.
@@ -43,22 +42,6 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 STATE_DIR = REPO / ".stack"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--llama",
-        action="store_true",
-        help="also collect tests/llama: the worker against a real llama-cpp-python server "
-        "(make test-llama installs it)",
-    )
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    # tests/llama needs a server built from source (~5 minutes): only `make test-llama`.
-    if collection_path == REPO / "tests" / "llama" and not config.getoption("--llama"):
-        return True
-    return None
 
 
 def _docker_available() -> bool:

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from bench.harness.llm_recorder import Recorder
 from tests.support import extraction_set as xs
 from tests.support.kafka_io import publish
 from tests.support.metrics import series, total
@@ -86,11 +87,15 @@ def run(args: Any) -> dict[str, Any]:
     convs = xs.load(split=None if args.split == "all" else args.split)[: args.limit]
     batching, coalescing = MODES[args.mode]
     tag = uuid.uuid4().hex[:8]
+    SCRATCH.mkdir(parents=True, exist_ok=True)
+    # Every request and answer, for the per-event log (bench/results keeps the figures only).
+    transcript = SCRATCH / f"transcript-{tag}.jsonl"
+    recorder = Recorder(args.base_url, transcript).start()
     s = fresh_settings(
         tag,
         embedder="fastembed",
         llm_provider="openai",
-        openai_base_url=args.base_url,
+        openai_base_url=recorder.base_url,
         openai_model=args.model,
         openai_timeout_s=args.timeout,
         llm_output_mode=args.output_mode,
@@ -102,7 +107,6 @@ def run(args: Any) -> dict[str, Any]:
         hygiene_enabled=False,
         **args.overrides,
     )
-    SCRATCH.mkdir(parents=True, exist_ok=True)
     log = SCRATCH / f"worker-{tag}.log"
     expected = 0
     try:
@@ -173,8 +177,10 @@ def run(args: Any) -> dict[str, Any]:
             "seconds_per_event": round(seconds / events, 2),
             "sessions": per_session,
             "settings": {k: getattr(s, k) for k in sorted(args.overrides)},
+            "transcript": str(transcript),
             "detail": {k: v for k, v in scored.items() if isinstance(v, list)},
         }
     finally:
+        recorder.close()
         if not args.keep:
             drop(s)

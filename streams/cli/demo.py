@@ -136,12 +136,27 @@ def _print_summary(
         print(f"  {k:<{width}}  {v}")
 
 
-def run_demo(settings: Settings, timeout: float = 120.0) -> int:
-    """Run the bundled sample through the stack (started if needed) and print a summary."""
+def _llm_env(settings: Settings, url: str) -> dict[str, str]:
+    """The worker's settings for the local model server (``--llm``)."""
+    return {
+        "CONSOLIDATOR_LLM_PROVIDER": "openai",
+        "CONSOLIDATOR_OPENAI_BASE_URL": url,
+        "CONSOLIDATOR_OPENAI_MODEL": settings.local_llm_model,
+        # One request at a time is all a local server on two cores answers anyway.
+        "CONSOLIDATOR_LLM_CONCURRENCY": "1",
+        "CONSOLIDATOR_OPENAI_TIMEOUT_S": "900",
+        "CONSOLIDATOR_LLM_MAX_TOKENS": "768",
+    }
+
+
+def run_demo(settings: Settings, timeout: float = 120.0, *, llm: bool = False) -> int:
+    """Run the bundled sample through the stack (started if needed) and print a summary;
+    with ``llm``, through the local model server (its answers, not the scripted ones)."""
     from streams.kafka import sdk
 
+    services = (*localstack.SERVICES, "llm") if llm else localstack.SERVICES
     try:
-        info = localstack.up(settings)
+        info = localstack.up(settings, services=services)
     except localstack.StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -162,9 +177,14 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
     prepare(settings)  # topics and schema exist before we publish or poll
     events = _sample(project)
     port = procs.free_port()
+    env = _env(settings, port)
+    if llm and info.llm_url:
+        env |= _llm_env(settings, info.llm_url)
+        timeout = max(timeout, 3600.0)
+        print(f"extractor: {settings.local_llm_model} at {info.llm_url} (tens of seconds a call)")
     worker = subprocess.Popen(
         [sys.executable, "-m", "streams.cli.main", "worker"],
-        env=_env(settings, port),
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -174,6 +194,7 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
         sdk.publish_raw(settings, [(f"{project}/alice", b'{"event_id": "bad", "content": 5}')])
         unique = len({e["event_id"] for e in events})
         deadline = time.monotonic() + timeout
+        shown = -1
         while True:
             if worker.poll() is not None:
                 err = (worker.stderr.read() if worker.stderr else b"").decode()[-2000:]
@@ -182,6 +203,9 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
             applied, pending = asyncio.run(_progress(settings, project))
             if applied >= unique and pending == 0:
                 break
+            if llm and applied != shown:
+                shown = applied
+                print(f"  {applied}/{unique} events applied", flush=True)
             if time.monotonic() > deadline:
                 print(f"error: only {applied}/{unique} events applied in time", file=sys.stderr)
                 return 1
@@ -205,9 +229,15 @@ def run_demo(settings: Settings, timeout: float = 120.0) -> int:
 
 def cmd_demo(args: argparse.Namespace, s: Settings) -> int:
     """Run the bundled sample end to end."""
-    return run_demo(s)
+    return run_demo(s, llm=args.llm)
 
 
 def register(sub: Subparsers) -> None:
     """Add ``demo``."""
-    sub.add_parser("demo", help="run the bundled sample end to end").set_defaults(fn=cmd_demo)
+    demo = sub.add_parser("demo", help="run the bundled sample end to end")
+    demo.add_argument(
+        "--llm",
+        action="store_true",
+        help="extract with the local model (`make llm` sets it up; about 10 minutes)",
+    )
+    demo.set_defaults(fn=cmd_demo)

@@ -26,7 +26,7 @@ from streams.devstack.layout import StackError, StackPaths
 from streams.devstack.llm_weights import WeightsError, ensure_weights
 from streams.devstack.procs import cmdline, log_tail, port_open, read_pid, reap, terminate
 
-__all__ = ["base_url", "llm_down", "llm_up", "served_model"]
+__all__ = ["base_url", "llm_down", "llm_up", "served_model", "server_command", "server_python"]
 
 
 def _pid_file(p: StackPaths) -> Path:
@@ -38,7 +38,7 @@ def _log(p: StackPaths) -> Path:
 
 
 def _python(p: StackPaths) -> Path:
-    return p.root / "llama" / "bin" / "python"
+    return server_python(p.root)
 
 
 def base_url(s: StackSettings) -> str:
@@ -85,6 +85,22 @@ def _wait_ready(s: StackSettings, p: StackPaths, pid: int, timeout: float) -> No
     raise StackError(f"the model server did not answer {url}/models in {timeout:.0f}s")
 
 
+def server_command(
+    python: Path, model: Path, alias: str, port: int, ctx: int = 4096, threads: int = 0
+) -> list[str]:
+    """The server's argv: ``model`` served as ``alias`` on 127.0.0.1:``port``."""
+    threads = threads or len(os.sched_getaffinity(0))
+    cmd = [str(python), "-m", "llama_cpp.server", "--model", str(model)]
+    cmd += ["--model_alias", alias, "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--n_ctx", str(ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    return cmd
+
+
+def server_python(state_dir: Path) -> Path:
+    """The server venv's interpreter (``make llama``)."""
+    return state_dir / "llama" / "bin" / "python"
+
+
 def llm_up(s: StackSettings, p: StackPaths, timeout: float = 180.0) -> bool:
     """Ensure our model server runs the configured model; True when this call started it."""
     python = _python(p)
@@ -109,11 +125,9 @@ def llm_up(s: StackSettings, p: StackPaths, timeout: float = 180.0) -> bool:
             return False
     if port_open("127.0.0.1", s.local_llm_port):
         raise StackError(f"port 127.0.0.1:{s.local_llm_port} is taken by another process")
-    threads = s.local_llm_threads or len(os.sched_getaffinity(0))
-    cmd = [str(python), "-m", "llama_cpp.server", "--model", str(model)]
-    cmd += ["--model_alias", s.local_llm_model, "--host", "127.0.0.1"]
-    cmd += ["--port", str(s.local_llm_port), "--n_ctx", str(s.local_llm_ctx)]
-    cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    cmd = server_command(
+        python, model, s.local_llm_model, s.local_llm_port, s.local_llm_ctx, s.local_llm_threads
+    )
     _log(p).parent.mkdir(parents=True, exist_ok=True)
     with _log(p).open("ab") as log:
         proc = subprocess.Popen(

@@ -1,4 +1,5 @@
-"""Resolution order and its promises, as properties: a target handle always wins, an alias
+"""Resolution order and its promises, as properties: a plausible target handle always wins
+(one naming a plainly different attribute is ignored), an alias
 always resolves exactly, a guarded pair is never resolved as the same attribute whatever the
 embeddings say, and replaying the commands that taught aliases teaches the same ones."""
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from processors.adjudication import Candidate, Policy, SubjectState, adjudicate, advance
 from processors.attribute_words import QUALIFIERS
-from processors.attributes import Bounds
+from processors.attributes import Bounds, identical, lexical
 from processors.commands import apply_command
 from processors.resolution import alias_maps, handle, resolve
 from schemas.commands import Command
@@ -51,13 +52,34 @@ def _cand(predicate: str, action: str = "supersede", target: str | None = None) 
 
 @settings(max_examples=examples(200), derandomize=True)
 @given(pred=PREDICATE, other=PREDICATE, vec=UNIT)
-def test_a_target_always_wins(pred: str, other: str, vec: np.ndarray) -> None:
+def test_a_plausible_target_always_wins(pred: str, other: str, vec: np.ndarray) -> None:
     named = _fact("0a1b2c3d-0000-5000-8000-000000000001", other)
     exact = _fact("9f8e7d6c-0000-5000-8000-000000000002", pred)
     active = {named.id: named, exact.id: exact}
     cand = _cand(pred, target=f"f:{handle(named.id)}")
     match = resolve(cand, vec, active, {pred: vec, other: vec}, {}, frozenset(), BOUNDS)
     assert match is not None and match.how == "target" and match.fact is named
+
+
+@settings(max_examples=examples(200), derandomize=True)
+@given(pred=PREDICATE, other=PREDICATE, v1=UNIT, v2=UNIT)
+def test_a_target_naming_a_plainly_different_attribute_is_ignored(
+    pred: str, other: str, v1: np.ndarray, v2: np.ndarray
+) -> None:
+    named = _fact("0a1b2c3d-0000-5000-8000-000000000001", other)
+    active = {named.id: named}
+    cand = _cand(pred, target=f"f:{handle(named.id)}")
+    match = resolve(cand, v1, active, {pred: v1, other: v2}, {}, frozenset(), BOUNDS)
+    distance = float(1.0 - float(np.dot(v1, v2)))
+    words_differ = not identical(lexical(pred), lexical(other))
+    if pred != other and words_differ and distance > BOUNDS.unsure_supersede + 0.051:
+        # Whatever the handle says, the candidate resolves as if it had none.
+        assert match is None or match.how != "target"
+        assert match == resolve(
+            _cand(pred), v1, active, {pred: v1, other: v2}, {}, frozenset(), BOUNDS
+        )
+    if pred == other:
+        assert match is not None and match.how == "target"
 
 
 def test_an_invalid_or_ambiguous_target_is_ignored() -> None:
