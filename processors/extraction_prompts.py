@@ -70,8 +70,8 @@ things they own, skills, tastes, plans, habits, and how they want to be answered
 handle: never repeat one the message does not say again.
 - A message from the assistant has facts only when it reports something new about the user \
 (a record, a tool's result), not when it answers, suggests or repeats.
-- No facts in greetings, thanks, small talk, questions, wishes or hypotheticals ("if", \
-"maybe", "someday", "I wonder").
+- No facts in greetings, thanks, small talk, wishes or hypotheticals ("if", "maybe", \
+"someday", "I wonder"), nor in questions: what the user asks about is not a fact about them.
 - Each candidate: {"statement": a short sentence about the user, "predicate": a snake_case \
 attribute name, "value": its value}.
 - A change of a known fact: the value is the new one, true now; keep the fact's predicate \

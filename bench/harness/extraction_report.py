@@ -29,7 +29,8 @@ def _row(name: str, doc: dict[str, Any]) -> dict[str, Any]:
     rejected = doc.get("candidates_rejected", {})
     res = doc.get("resolutions", {})
     invalid = rejected.get("invalid", 0) + rejected.get("malformed_output", 0)
-    candidates = sum(res.values()) + invalid + rejected.get("low_confidence", 0)
+    # Named-attribute candidates that reached resolution, and every rejected one.
+    candidates = sum(res.values()) + sum(rejected.values())
     row = dict(doc)
     row["invalid_rate"] = f"{invalid / candidates:.1%}" if candidates else "-"
     row["low_confidence"] = rejected.get("low_confidence", 0)
@@ -52,7 +53,10 @@ def write_summary(out: Path) -> str:
         "recall / precision: of the stored facts against the labelled set; updates: labelled\n"
         "updates stored as a supersession of the old fact; invalid: rejected candidates and\n"
         "malformed answers per candidate; target: resolutions by the model's handle, of those\n"
-        "that found an active fact.\n\n" + "\n".join(lines) + "\n"
+        "that found an active fact; tokens as the server's `usage` reported them; seconds on 2\n"
+        "shared cores (noisy: another process on the machine slows a call 2-10x).\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
     (out / "README.md").write_text(text)
     return text
