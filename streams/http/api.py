@@ -29,12 +29,13 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 
 from aiohttp import web
 
 from processors.instants import parse_time
-from schemas.api import ErrorResponse, HealthResponse
+from schemas.api import CONTEXT_MODES, ContextMode, ErrorResponse, HealthResponse
 from schemas.base import ID_PATTERN, id_problem, is_scope_id, no_nul
 from schemas.settings import Settings
 from streams import reads as context
@@ -159,6 +160,25 @@ def _k(q: Mapping[str, str]) -> int:
     return int(raw)
 
 
+def _as_of(q: Mapping[str, str]) -> datetime | None:
+    if not q.get("as_of"):
+        return None
+    try:
+        return parse_time(q["as_of"])
+    except ValueError as exc:
+        raise BadRequest(f"'as_of': {exc}") from None
+
+
+def _mode(q: Mapping[str, str]) -> ContextMode:
+    raw = q.get("mode")
+    if raw is None or raw == "":
+        return context.DEFAULT_MODE
+    for mode in CONTEXT_MODES:
+        if raw == mode:
+            return mode
+    raise BadRequest(f"'mode' must be one of {', '.join(CONTEXT_MODES)}")
+
+
 class ReadSide:
     """One read-only connection for the API, serialised, reconnected when broken."""
 
@@ -263,12 +283,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         project, subject = _scope(q, "project"), _scope(q, "subject")
         include = _flag(q, "include_superseded")
         limit, cursor = _limit(q), _cursor(q)
-        as_of = None
-        if q.get("as_of"):
-            try:
-                as_of = parse_time(q["as_of"])
-            except ValueError as exc:
-                raise BadRequest(f"'as_of': {exc}") from None
+        as_of = _as_of(q)
         assert project and subject
         async with reads.store() as store:
             return ok_json(
@@ -300,10 +315,13 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
             return ok_json(await _paged(context.aliases(store, project, limit, cursor)))
 
     async def v1_context(request: Any) -> Any:
-        q = _params(request, {"project", "subject", "query", "k", "limit", "cursor"})
+        q = _params(
+            request, {"project", "subject", "query", "k", "limit", "cursor", "mode", "as_of"}
+        )
         project, subject = _scope(q, "project"), _scope(q, "subject")
         k = _k(q)
         limit, cursor = _limit(q), _cursor(q)
+        mode, as_of = _mode(q), _as_of(q)
         query = q.get("query") or None
         if query is not None and len(query) > MAX_QUERY_CHARS:
             raise BadRequest(f"'query' must be at most {MAX_QUERY_CHARS} characters")
@@ -316,7 +334,9 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         async with reads.store() as store:
             return ok_json(
                 await _paged(
-                    context.context(store, rt.embedder, project, subject, query, k, limit, cursor)
+                    context.context(
+                        store, rt.embedder, project, subject, query, k, limit, cursor, mode, as_of
+                    )
                 )
             )
 
