@@ -18,6 +18,7 @@ without ``--tune`` measures both halves. The run's schema and topics are dropped
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 import uuid
@@ -73,9 +74,9 @@ def main() -> int:
                 from streams.embedding.embedder import make_embedder
 
                 tuning = [q for q in questions if q.sample_id in tune]
-                sweep = ask.run_sweep(
-                    s, make_embedder(s.embedding), tuning, DEFAULT_RANKING, args.k
-                )
+                # From textbook RRF (k = 60), whatever the defaults are now.
+                start = dataclasses.replace(DEFAULT_RANKING, rrf_k=60)
+                sweep = ask.run_sweep(s, make_embedder(s.embedding), tuning, start, args.k)
                 (args.out / "sweep.json").write_text(json.dumps(sweep, indent=2) + "\n")
                 return 0
             rows = ask.run_http(w.url, questions, MODES, args.k)

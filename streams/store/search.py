@@ -51,11 +51,14 @@ EVENT_COLUMNS = "event_id, occurred_at, kind, role, content, source"
 
 @dataclass(frozen=True)
 class Ranking:
-    """How a query ranks: the mode and the fusion's parameters."""
+    """How a query ranks: the mode and the fusion's parameters. The defaults are the best
+    of the sweep on LoCoMo's tuning half (bench/retrieval): RRF's k of 5 (the usual 60
+    recalls 0.474 of the evidence in 10 events, 5 recalls 0.546), 50 candidates per list,
+    equal weights, cover density as the lexical rank, no recency (0.1 added 0.001)."""
 
     mode: Mode = "hybrid"
     depth: int = 50
-    rrf_k: int = 60
+    rrf_k: int = 5
     vector_weight: float = 1.0
     lexical_weight: float = 1.0
     recency_weight: float = 0.0
