@@ -7,9 +7,12 @@ real worker's ``/v1/context`` in each mode (and without a query, and with ``as_o
 (from the repository root; CONSOLIDATOR_DATABASE_URL / CONSOLIDATOR_KAFKA_BOOTSTRAP, else the
 local stack). The subject's rows (and ``--others`` subjects of 4,000 events each, so the
 indexes cover more than one subject) are written straight into a fresh schema with the
-store's own statements: synthetic sentences over a Zipf-distributed vocabulary of 5,000
-words, random unit vectors as embeddings (the SQL's cost does not depend on what the vectors
-mean). The worker embeds each query with the real fastembed model, as in production. Also
+store's own statements. Their texts are real conversation: LoCoMo's turns (``--data``, read
+from ``../shared/benchdata``, never copied), all ten conversations one after the other and
+again until 10,000, each with its speaker's name (so a name matches about half the turns,
+as in ``bench.retrieval``); the facts' statements are turns too. The queries are LoCoMo's
+questions. Embeddings are random unit vectors (the SQL's cost does not depend on what they
+mean); the worker embeds each query with the real fastembed model, as in production. Also
 measured: the write cost of the search columns (trigger + GIN index), inserting the same
 10,000 events into a schema with and without them.
 """
@@ -32,6 +35,7 @@ import numpy as np
 
 from bench.harness import RESULTS
 from bench.harness.worker import make_worker
+from bench.retrieval import locomo
 from bench.retrieval.report import _pct
 from schemas.events import RawEvent
 from streams.store import arrays
@@ -45,16 +49,12 @@ SUBJECT = "big"
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-def _vocabulary(rng: random.Random, n: int = 5000) -> tuple[list[str], list[float]]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words = sorted({"".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(n * 2)})
-    words = words[:n]
-    rng.shuffle(words)
-    return words, [1.0 / (i + 1) for i in range(len(words))]
-
-
-def _sentence(rng: random.Random, vocab: tuple[list[str], list[float]], lo: int, hi: int) -> str:
-    return " ".join(rng.choices(vocab[0], weights=vocab[1], k=rng.randint(lo, hi)))
+def _texts(data: Path) -> tuple[list[str], list[str]]:
+    """(every turn's content, every question) of LoCoMo."""
+    convs = locomo.load(data)
+    return [e["content"] for c in convs for e in c.events], [
+        q.text for c in convs for q in c.questions
+    ]
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -62,8 +62,9 @@ def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def _events(subject: str, n: int, rng: random.Random, vocab: Any, dim: int) -> list[Any]:
+def _events(subject: str, n: int, rng: random.Random, turns: list[str], dim: int) -> list[Any]:
     vecs = _unit(np.random.default_rng(rng.randint(0, 2**31)), n, dim)
+    start = rng.randrange(len(turns))
     return [
         (
             RawEvent(
@@ -71,7 +72,7 @@ def _events(subject: str, n: int, rng: random.Random, vocab: Any, dim: int) -> l
                 project_id="lat",
                 subject_id=subject,
                 occurred_at=T0 + dt.timedelta(minutes=i),
-                content=_sentence(rng, vocab, 8, 30),
+                content=turns[(start + i) % len(turns)],
             ),
             vecs[i],
         )
@@ -83,7 +84,7 @@ async def _populate(s: Any, args: argparse.Namespace, search: bool) -> dict[str,
     """Rows into the schema of ``s`` (its search columns only when ``search``); the
     seconds the target subject's events took to insert."""
     rng = random.Random(7)
-    vocab = _vocabulary(rng)
+    turns, _questions = _texts(args.data)
     store = await Store.connect(s)
     try:
         if search:
@@ -93,7 +94,7 @@ async def _populate(s: Any, args: argparse.Namespace, search: bool) -> dict[str,
                 for stmt in sql.ddl(s.embedding_dim):
                     await store.conn.execute(stmt)
         await store.ready()
-        mine = _events(SUBJECT, args.events, rng, vocab, s.embedding_dim)
+        mine = _events(SUBJECT, args.events, rng, turns, s.embedding_dim)
         t0 = time.perf_counter()
         for i in range(0, len(mine), 500):
             async with store.conn.transaction():
@@ -102,7 +103,7 @@ async def _populate(s: Any, args: argparse.Namespace, search: bool) -> dict[str,
         if not search:
             return {"insert_s": took}
         for o in range(args.others):
-            evs = _events(f"other{o}", 4000, rng, vocab, s.embedding_dim)
+            evs = _events(f"other{o}", 4000, rng, turns, s.embedding_dim)
             for i in range(0, len(evs), 1000):
                 await store.insert_events(evs[i : i + 1000])
         fvecs = _unit(np.random.default_rng(11), args.facts, s.embedding_dim)
@@ -112,9 +113,9 @@ async def _populate(s: Any, args: argparse.Namespace, search: bool) -> dict[str,
                     id=f"f{i}",
                     project_id="lat",
                     subject_id=SUBJECT,
-                    predicate=f"{_sentence(rng, vocab, 1, 2).replace(' ', '_')}_{i}",
-                    value={"value": _sentence(rng, vocab, 1, 4)},
-                    statement=_sentence(rng, vocab, 5, 12),
+                    predicate=f"attribute_{i}",
+                    value={"value": turns[(7 * i) % len(turns)][:60]},
+                    statement=turns[(13 * i) % len(turns)],
                     valid_from=T0 + dt.timedelta(hours=i),
                 ),
                 fvecs[i],
@@ -140,6 +141,7 @@ def _ask(url: str, params: dict[str, str]) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.retrieval.latency", description=__doc__)
+    ap.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
     ap.add_argument("--events", type=int, default=10_000)
     ap.add_argument("--facts", type=int, default=1_000)
     ap.add_argument("--others", type=int, default=5)
@@ -160,9 +162,8 @@ def main() -> int:
                 (with_search["insert_s"] - without["insert_s"]) / args.events * 1e6, 1
             ),
         }
-        rng = random.Random(3)
-        vocab = _vocabulary(random.Random(7))
-        queries = [_sentence(rng, vocab, 3, 8) for _ in range(args.requests)]
+        questions = _texts(args.data)[1]
+        queries = random.Random(3).sample(questions, min(args.requests, len(questions)))
         with make_worker(s, Path(f"/tmp/bench-latency-{tag}.log")) as w:
             wait_until(w.check, 60)
             cases: dict[str, list[dict[str, str]]] = {

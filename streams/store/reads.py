@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from schemas.facts import ConflictSet, Fact
 from streams.store.core import Store, conflict_from_row, fact_from_row
+from streams.store.schema import FACT_COLUMNS
 
 
 async def facts_in_project(store: Store, project: str, ids: Sequence[str]) -> dict[str, Fact]:
@@ -19,7 +20,8 @@ async def facts_in_project(store: Store, project: str, ids: Sequence[str]) -> di
     if not ids:
         return {}
     cur = await store.conn.execute(
-        "SELECT * FROM facts WHERE project_id = %s AND id = ANY(%s)", (project, list(ids))
+        f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE project_id = %s AND id = ANY(%s)",
+        (project, list(ids)),
     )
     return {r["id"]: fact_from_row(r) for r in await cur.fetchall()}
 
