@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import os
 import random
 import time
 import urllib.parse
@@ -176,7 +177,7 @@ def main() -> int:
             cases["no query"] = [{} for _ in queries]
             for params in cases["vector"][:20]:  # warm up the model and the caches
                 _ask(w.url, params)
-            results = {}
+            results: dict[str, Any] = {"load_average_before": os.getloadavg()}
             for name, asks in cases.items():
                 ms = [_ask(w.url, p) for p in asks]
                 results[name] = {
@@ -186,6 +187,7 @@ def main() -> int:
                 }
                 print(f"{name:14s} {results[name]}", flush=True)
             w.check()
+            results["load_average_after"] = os.getloadavg()
         out["latency_ms"] = results
         out["target_p99_ms"] = 50
     finally:
