@@ -18,6 +18,10 @@ from schemas.facts import ConflictSet, Fact
 
 API_VERSION: Literal[1] = 1
 
+# How /v1/context ranks for a query: embeddings, PostgreSQL full text, or both fused.
+ContextMode = Literal["vector", "lexical", "hybrid"]
+CONTEXT_MODES: tuple[ContextMode, ...] = ("vector", "lexical", "hybrid")
+
 
 class ErrorResponse(Frozen):
     """Every 4xx/5xx body: a human-readable message, never any stored data."""
@@ -88,8 +92,12 @@ class SourcesResponse(Frozen):
 
 class ContextFact(Frozen):
     fact: Fact
-    # Cosine distance to the query (None without a query, or for a fact with no embedding).
+    # Cosine distance to the query (None without a query, in lexical mode, or for a fact
+    # with no embedding).
     distance: float | None = None
+    # The mode's score, higher first: the reciprocal-rank-fusion score in hybrid mode, the
+    # full-text rank in lexical mode; None in vector mode (see distance) or without a query.
+    score: float | None = None
     # True when the fact takes part in an open conflict set: not settled truth.
     in_conflict: bool = False
 
@@ -104,6 +112,8 @@ class ContextEvent(Frozen):
     content: str
     source: str | None = None
     distance: float | None = None
+    # As ContextFact.score.
+    score: float | None = None
 
 
 class ContextResponse(Frozen):
@@ -112,6 +122,11 @@ class ContextResponse(Frozen):
     subject_id: ScopeId
     query: str | None = None
     k: Annotated[int, Field(ge=1)]
+    # How facts and events were ranked for the query (ignored without one).
+    mode: ContextMode = "hybrid"
+    # The facts valid and the events that had occurred at this instant (None: now, and only
+    # active facts).
+    as_of: AwareDatetime | None = None
     facts: tuple[ContextFact, ...]
     events: tuple[ContextEvent, ...]
     conflicts: tuple[ConflictReview, ...]

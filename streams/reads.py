@@ -4,10 +4,14 @@ retrieval for an agent, shared by the CLI and the HTTP API.
 Invariants:
 - Every query is scoped: ``project_id`` always, ``subject_id`` for subject reads; a fact id
   from another project is never resolved, even when a conflict set names it.
-- Context = the subject's active facts (all, or the ``k`` nearest to the query by cosine
-  distance ``<=>`` over ``facts.embedding``), its ``k`` most relevant stored events (nearest
-  to the query over ``events.embedding``; without a query, the ``k`` most recent), and its
-  open conflict sets with every contender; an active fact in an open set is flagged.
+- Context = the subject's active facts (all, or the ``k`` best for the query), its ``k``
+  most relevant stored events (without a query, the ``k`` most recent), and its open
+  conflict sets with every contender; an active fact in an open set is flagged. For a query
+  the ``mode`` ranks (``streams.store.search``): ``vector`` (cosine distance over the
+  embeddings), ``lexical`` (PostgreSQL full text) or ``hybrid`` (both, reciprocal rank
+  fusion; the default). With ``as_of``: the facts valid then and the events up to then; a
+  superseded fact is never returned as current.
+- Any query text is either ranked or refused with a ValueError (NUL, lone surrogate).
 - The text block carries the same content as the JSON, compact enough for a prompt.
 """
 
@@ -15,32 +19,40 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 import orjson
 
+from processors.context_text import render_text
 from schemas.api import (
+    CONTEXT_MODES,
     AliasesResponse,
     ConflictReview,
     ConflictsResponse,
     ContextEvent,
     ContextFact,
+    ContextMode,
     ContextResponse,
     FactsResponse,
     SourcesResponse,
 )
+from schemas.base import no_nul
 from schemas.facts import ConflictSet, Fact
 from streams.embedding.embedder import Embedder
 from streams.store import reads as store_reads
-from streams.store.core import Store
+from streams.store.core import Store, fact_from_row
+from streams.store.search import Ranking
 
 DEFAULT_K = 5
 MAX_K = 100
 # Open conflict sets shown in a context (the oldest first); each lists a bounded window.
 MAX_CONTEXT_CONFLICTS = 100
-_EVENT_TEXT_CHARS = 300
+# Measured on LoCoMo (bench/retrieval): hybrid beats either search alone.
+DEFAULT_MODE: ContextMode = "hybrid"
+DEFAULT_RANKING = Ranking()
 
 
 async def facts(
@@ -120,119 +132,90 @@ async def _subject_open_conflicts(
     return await _reviews(store, sets)
 
 
-async def _events(
-    store: Store, project: str, subject: str, vector: np.ndarray | None, k: int
-) -> list[ContextEvent]:
-    return [
-        ContextEvent(
-            event_id=r["event_id"],
-            occurred_at=r["occurred_at"],
-            kind=r["kind"],
-            role=r["role"],
-            content=r["content"],
-            source=r["source"],
-            distance=None if r["distance"] is None else float(r["distance"]),
-        )
-        for r in await store_reads.events(store, project, subject, vector, k)
-    ]
+def _event(r: dict[str, Any]) -> ContextEvent:
+    return ContextEvent(
+        event_id=r["event_id"],
+        occurred_at=r["occurred_at"],
+        kind=r["kind"],
+        role=r["role"],
+        content=r["content"],
+        source=r["source"],
+        distance=_float(r["distance"]),
+        score=_float(r["score"]),
+    )
+
+
+def _float(x: Any) -> float | None:
+    return None if x is None else float(x)
 
 
 async def context(
     store: Store,
-    embedder: Embedder,
+    embedder: Embedder | None,
     project: str,
     subject: str,
     query: str | None = None,
     k: int = DEFAULT_K,
     limit: int | None = None,
     cursor: str | None = None,
+    mode: ContextMode = DEFAULT_MODE,
+    as_of: datetime | None = None,
+    ranking: Ranking | None = None,
 ) -> ContextResponse:
-    """The context of a subject for a query: its facts, nearest first, within ``k``."""
+    """The context of a subject for a query: its facts and events ranked by ``mode``,
+    within ``k``, as they were at ``as_of`` (now when None). ``ranking`` overrides the
+    fusion's parameters (the bench tunes them); the embedder is used only when the mode
+    needs the query's embedding."""
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be between 1 and {MAX_K}")
+    if mode not in CONTEXT_MODES:
+        raise ValueError(f"mode must be one of {', '.join(CONTEXT_MODES)}")
     query = query.strip() if query else None
-    vector: np.ndarray | None = None
     if query:
+        no_nul(query)
+    vector: np.ndarray | None = None
+    if query and mode != "lexical":
+        if embedder is None:
+            raise ValueError(f"mode {mode!r} needs an embedder")
         # Embedding is CPU work: keep the event loop (and the worker's agents) responsive.
         vector = (await asyncio.to_thread(embedder.embed, [query]))[0]
+    rank = replace(ranking or DEFAULT_RANKING, mode=mode)
     open_sets = await _subject_open_conflicts(store, project, subject)
     contested = {fid for review in open_sets for fid in review.conflict_set.fact_ids}
     disputed = {review.conflict_set.predicate for review in open_sets}
-    scored: list[tuple[Fact, float | None]]
+    scored: list[tuple[Fact, float | None, float | None]]
     nxt: str | None = None
-    if vector is not None:
-        scored = await store_reads.nearest_facts(store, project, subject, vector, k)
+    if query:
+        rows = await store.ranked("facts", project, subject, query, vector, k, rank, as_of)
+        scored = [(fact_from_row(r), _float(r["distance"]), _float(r["score"])) for r in rows]
+        found = await store.ranked("events", project, subject, query, vector, k, rank, as_of)
     else:
-        page, nxt = await store.facts_page(project, subject, limit=limit, cursor=cursor)
-        scored = [(f, None) for f in page]
-    events = await _events(store, project, subject, vector, k)
+        page, nxt = await store.facts_page(
+            project, subject, as_of=as_of, limit=limit, cursor=cursor
+        )
+        scored = [(f, None, None) for f in page]
+        found = await store.recent_events(project, subject, k, as_of)
+    events = [_event(r) for r in found]
     ctx_facts = tuple(
-        ContextFact(fact=f, distance=d, in_conflict=f.id in contested or f.predicate in disputed)
-        for f, d in scored
+        ContextFact(
+            fact=f, distance=d, score=sc, in_conflict=f.id in contested or f.predicate in disputed
+        )
+        for f, d, sc in scored
     )
-    text = render_text(project, subject, query, ctx_facts, events, open_sets)
+    text = render_text(project, subject, query, ctx_facts, events, open_sets, as_of)
     return ContextResponse(
         project_id=project,
         subject_id=subject,
         query=query,
         k=k,
+        mode=mode,
+        as_of=as_of,
         facts=ctx_facts,
         events=tuple(events),
         conflicts=open_sets,
         text=text,
         next_cursor=nxt,
     )
-
-
-def _value(f: Fact) -> str:
-    if f.predicate is None:
-        return repr(f.statement or "")
-    return orjson.dumps(f.value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _day(when: datetime) -> str:
-    return when.isoformat().replace("+00:00", "Z")
-
-
-def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EVENT_TEXT_CHARS else flat[: _EVENT_TEXT_CHARS - 1] + "…"
-
-
-def render_text(
-    project: str,
-    subject: str,
-    query: str | None,
-    ctx_facts: Sequence[ContextFact],
-    events: Sequence[ContextEvent],
-    open_sets: Sequence[ConflictReview],
-) -> str:
-    """The context as plain text for a prompt."""
-    lines = [f"Memory of {subject} (project {project})" + (f" for: {query}" if query else "")]
-    lines.append("Known facts:" if ctx_facts else "Known facts: none")
-    for cf in ctx_facts:
-        f = cf.fact
-        flag = "  [DISPUTED: open conflict, do not rely on it]" if cf.in_conflict else ""
-        pin = " (pinned)" if f.pinned else ""
-        lines.append(
-            f"- {f.predicate or 'note'}: {_value(f)} (since {_day(f.valid_from)}){pin}{flag}"
-        )
-    if open_sets:
-        lines.append("Open conflicts (unresolved; the values disagree):")
-        for review in open_sets:
-            cs = review.conflict_set
-            options = "; ".join(
-                f"{_value(f)} [{f.status}, from {','.join(f.source_event_ids)} at "
-                f"{_day(f.valid_from)}]"
-                for f in review.facts
-            )
-            lines.append(f"- {cs.predicate}: {options}")
-    if events:
-        lines.append("Relevant events:")
-        for e in events:
-            who = f"{e.role}: " if e.role else ""
-            lines.append(f"- {_day(e.occurred_at)} {who}{_one_line(e.content)}")
-    return "\n".join(lines) + "\n"
 
 
 def dump(model: Any) -> bytes:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from schemas.api import ContextResponse
+from processors.instants import parse_time
+from schemas.api import CONTEXT_MODES, ContextResponse
+from schemas.base import no_nul
 from schemas.settings import Settings
 from streams.cli.common import fail
 
@@ -28,16 +30,31 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
 
     if not 1 <= args.k <= context.MAX_K:
         return fail(f"--k must be between 1 and {context.MAX_K}")
-    # The embedder is loaded only when there is a query to embed. Any: reads.context types
-    # it as a required Embedder although it only embeds when there is a query.
-    embedder: Any = make_embedder(settings.embedding) if args.query else None
+    try:
+        as_of = parse_time(args.as_of) if args.as_of else None
+    except ValueError as exc:
+        return fail(f"--as-of: {exc}")
+    try:
+        no_nul(args.query or "")
+    except ValueError as exc:
+        return fail(f"--query: {exc}")
+    # The embedder is loaded only when there is a query to embed and the mode ranks by it.
+    needs = bool(args.query and args.query.strip()) and args.mode != "lexical"
+    embedder = make_embedder(settings.embedding) if needs else None
 
     async def run() -> ContextResponse:
         store = await Store.connect(settings)
         try:
             await store.ready()
             return await context.context(
-                store, embedder, args.project, args.subject, args.query, args.k
+                store,
+                embedder,
+                args.project,
+                args.subject,
+                args.query,
+                args.k,
+                mode=args.mode,
+                as_of=as_of,
             )
         finally:
             await store.close()
@@ -57,5 +74,12 @@ def register(sub: Subparsers) -> None:
     c.add_argument("--subject", required=True)
     c.add_argument("--query", help="rank facts and events by relevance to this text")
     c.add_argument("--k", type=int, default=5, help="how many facts/events (default 5)")
+    c.add_argument(
+        "--mode",
+        choices=CONTEXT_MODES,
+        default="hybrid",
+        help="how to rank for --query: vector, lexical (full text) or hybrid (default, fused)",
+    )
+    c.add_argument("--as-of", help="the facts valid and the events up to this instant")
     c.add_argument("--json", action="store_true")
     c.set_defaults(fn=cmd_context)

@@ -7,6 +7,8 @@
 Invariants:
 - With ``settings.api_token`` set, every view but ``/health`` answers 401 without the bearer
   token, before reading anything; error bodies are ``ErrorResponse`` and carry no data.
+- A request line up to ``MAX_REQUEST_LINE`` bytes reaches the views, so an over-long query
+  is our JSON 400, not the HTTP library's plain-text one.
 - Parameters are validated before any query: a missing or malformed one is a 400 (JSON body)
   naming the parameter and what is expected; an unknown parameter is a 400 too (a typo must
   not silently widen or change the answer). Ids are matched whole (a trailing newline is not
@@ -28,17 +30,29 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from aiohttp import web
 
-from processors.instants import parse_time
 from schemas.api import ErrorResponse, HealthResponse
-from schemas.base import ID_PATTERN, id_problem, is_scope_id, no_nul
+from schemas.base import no_nul
 from schemas.settings import Settings
 from streams import reads as context
 from streams.http.auth import authorized, unauthorized
+from streams.http.params import (
+    BadRequest,
+    as_of_param,
+    cursor_param,
+    flag_param,
+    k_param,
+    limit_param,
+    mode_param,
+    opaque_param,
+    paged,
+    query_params,
+    scope_param,
+)
 from streams.kafka.admin import Admin
 from streams.store.core import Store
 from streams.store.errors import UNAVAILABLE, ReadTimedOut
@@ -48,12 +62,8 @@ log = logging.getLogger(__name__)
 LAG_INTERVAL_S = 5.0
 LAG_GAUGE = "consolidator_consumer_lag"
 MAX_QUERY_CHARS = 2000
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-MAX_CURSOR_CHARS = 1024
-T = TypeVar("T")
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+# Request lines up to this size reach the views (a 10 KB query gets a JSON 400).
+MAX_REQUEST_LINE = 64 * 1024
 
 # extractor attribute -> Prometheus counter (the extractor counts every provider call itself)
 LLM_COUNTERS = {
@@ -66,20 +76,6 @@ LLM_COUNTERS = {
 }
 
 
-class BadRequest(Exception):
-    """A request parameter is invalid (a 400 with the reason)."""
-
-    pass
-
-
-async def _paged(read: Awaitable[T]) -> T:
-    """A read whose cursor the store refused is the client's error, not ours."""
-    try:
-        return await read
-    except ValueError as exc:
-        raise BadRequest(f"'cursor': {exc}") from None
-
-
 def error(status: int, message: str) -> web.Response:
     """A JSON error response."""
     body = ErrorResponse(error=message, status=status).model_dump_json()
@@ -89,76 +85,6 @@ def error(status: int, message: str) -> web.Response:
 def ok_json(model: Any, status: int = 200) -> web.Response:
     """A JSON response of a model."""
     return web.Response(body=context.dump(model), status=status, content_type="application/json")
-
-
-def _params(request: Any, allowed: set[str]) -> Mapping[str, str]:
-    query = request.query
-    unknown = sorted(set(query) - allowed)
-    if unknown:
-        raise BadRequest(
-            f"unknown query parameter {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})"
-        )
-    for name in set(query):
-        if len(query.getall(name)) > 1:
-            raise BadRequest(f"query parameter {name!r} given more than once")
-    return query  # type: ignore[no-any-return]
-
-
-def _scope(q: Mapping[str, str], name: str, required: bool = True) -> str | None:
-    value = q.get(name)
-    if value is None or value == "":
-        if required:
-            raise BadRequest(f"missing query parameter {name!r}")
-        return None
-    if not is_scope_id(value):
-        raise BadRequest(f"{name!r} must match {ID_PATTERN}")
-    return value
-
-
-def _opaque(q: Mapping[str, str], name: str) -> str:
-    value = q.get(name)
-    if value is None or value == "":
-        raise BadRequest(f"missing query parameter {name!r}")
-    problem = id_problem(value)
-    if problem is not None:
-        raise BadRequest(f"{name!r}: {problem}")
-    return value
-
-
-def _limit(q: Mapping[str, str]) -> int:
-    raw = q.get("limit")
-    if raw is None or raw == "":
-        return DEFAULT_LIMIT
-    if len(raw) > 8 or not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
-        raise BadRequest(f"'limit' must be an integer between 1 and {MAX_LIMIT}")
-    return int(raw)
-
-
-def _cursor(q: Mapping[str, str]) -> str | None:
-    raw = q.get("cursor")
-    if raw is None or raw == "":
-        return None
-    if len(raw) > MAX_CURSOR_CHARS:
-        raise BadRequest("'cursor' is not a cursor returned by this API")
-    return raw
-
-
-def _flag(q: Mapping[str, str], name: str) -> bool:
-    raw = q.get(name, "").strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise BadRequest(f"{name!r} must be true or false")
-
-
-def _k(q: Mapping[str, str]) -> int:
-    raw = q.get("k")
-    if raw is None or raw == "":
-        return context.DEFAULT_K
-    if len(raw) > 8 or not raw.isdigit() or not 1 <= int(raw) <= context.MAX_K:
-        raise BadRequest(f"'k' must be an integer between 1 and {context.MAX_K}")
-    return int(raw)
 
 
 class ReadSide:
@@ -198,8 +124,18 @@ def _assignment(app: Any) -> set[Any]:
         return set()
 
 
+def _long_request_lines(app: Any) -> None:
+    # aiohttp refuses a request line over 8190 bytes with a plain-text 400 before any view
+    # or middleware runs; faust builds its runner without options, so they are set here.
+    runner = getattr(getattr(app, "web", None), "_runner", None)
+    kwargs = getattr(runner, "_kwargs", None)
+    if isinstance(kwargs, dict):
+        kwargs.setdefault("max_line_size", MAX_REQUEST_LINE)
+
+
 def install(app: Any, rt: Any, settings: Settings) -> None:
     """Register the views and the lag timer on the faust app (before it starts)."""
+    _long_request_lines(app)
     reads = ReadSide(settings)
     admin = Admin(settings.kafka)
 
@@ -259,53 +195,51 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def v1_facts(request: Any) -> Any:
-        q = _params(
+        q = query_params(
             request, {"project", "subject", "include_superseded", "as_of", "limit", "cursor"}
         )
-        project, subject = _scope(q, "project"), _scope(q, "subject")
-        include = _flag(q, "include_superseded")
-        limit, cursor = _limit(q), _cursor(q)
-        as_of = None
-        if q.get("as_of"):
-            try:
-                as_of = parse_time(q["as_of"])
-            except ValueError as exc:
-                raise BadRequest(f"'as_of': {exc}") from None
+        project, subject = scope_param(q, "project"), scope_param(q, "subject")
+        include = flag_param(q, "include_superseded")
+        limit, cursor = limit_param(q), cursor_param(q)
+        as_of = as_of_param(q)
         assert project and subject
         async with reads.store() as store:
             return ok_json(
-                await _paged(context.facts(store, project, subject, include, as_of, limit, cursor))
+                await paged(context.facts(store, project, subject, include, as_of, limit, cursor))
             )
 
     async def v1_conflicts(request: Any) -> Any:
-        q = _params(request, {"project", "limit", "cursor"})
-        project = _scope(q, "project")
-        limit, cursor = _limit(q), _cursor(q)
+        q = query_params(request, {"project", "limit", "cursor"})
+        project = scope_param(q, "project")
+        limit, cursor = limit_param(q), cursor_param(q)
         assert project
         async with reads.store() as store:
-            return ok_json(await _paged(context.conflicts(store, project, limit, cursor)))
+            return ok_json(await paged(context.conflicts(store, project, limit, cursor)))
 
     async def v1_sources(request: Any) -> Any:
-        q = _params(request, {"project", "fact", "limit", "cursor"})
-        project, fact = _scope(q, "project"), _opaque(q, "fact")
-        limit, cursor = _limit(q), _cursor(q)
+        q = query_params(request, {"project", "fact", "limit", "cursor"})
+        project, fact = scope_param(q, "project"), opaque_param(q, "fact")
+        limit, cursor = limit_param(q), cursor_param(q)
         assert project
         async with reads.store() as store:
-            return ok_json(await _paged(context.sources(store, project, fact, limit, cursor)))
+            return ok_json(await paged(context.sources(store, project, fact, limit, cursor)))
 
     async def v1_aliases(request: Any) -> Any:
-        q = _params(request, {"project", "limit", "cursor"})
-        project = _scope(q, "project")
-        limit, cursor = _limit(q), _cursor(q)
+        q = query_params(request, {"project", "limit", "cursor"})
+        project = scope_param(q, "project")
+        limit, cursor = limit_param(q), cursor_param(q)
         assert project
         async with reads.store() as store:
-            return ok_json(await _paged(context.aliases(store, project, limit, cursor)))
+            return ok_json(await paged(context.aliases(store, project, limit, cursor)))
 
     async def v1_context(request: Any) -> Any:
-        q = _params(request, {"project", "subject", "query", "k", "limit", "cursor"})
-        project, subject = _scope(q, "project"), _scope(q, "subject")
-        k = _k(q)
-        limit, cursor = _limit(q), _cursor(q)
+        q = query_params(
+            request, {"project", "subject", "query", "k", "limit", "cursor", "mode", "as_of"}
+        )
+        project, subject = scope_param(q, "project"), scope_param(q, "subject")
+        k = k_param(q)
+        limit, cursor = limit_param(q), cursor_param(q)
+        mode, as_of = mode_param(q), as_of_param(q)
         query = q.get("query") or None
         if query is not None and len(query) > MAX_QUERY_CHARS:
             raise BadRequest(f"'query' must be at most {MAX_QUERY_CHARS} characters")
@@ -317,8 +251,10 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         assert project and subject
         async with reads.store() as store:
             return ok_json(
-                await _paged(
-                    context.context(store, rt.embedder, project, subject, query, k, limit, cursor)
+                await paged(
+                    context.context(
+                        store, rt.embedder, project, subject, query, k, limit, cursor, mode, as_of
+                    )
                 )
             )
 

@@ -170,21 +170,26 @@ def test_context_serves_waiting_events_by_recency_until_filled(settings: Setting
     asyncio.run(_process(settings, evs))
     embedder = HashEmbedder(settings.embedding_dim)
 
-    async def ask() -> tuple[list[Any], list[Any]]:
+    async def ask() -> tuple[list[Any], list[Any], list[Any]]:
         store = await _connect(settings)
         try:
             query = evs[4]["content"]  # p0
-            before = await reads.context(store, embedder, "p0", "s0", query=query, k=3)
+            before = await reads.context(
+                store, embedder, "p0", "s0", query=query, k=3, mode="vector"
+            )
+            hybrid = await reads.context(store, embedder, "p0", "s0", query=query, k=3)
             await EpisodicFiller(store, embedder, Metrics()).drain()
             after = await reads.context(store, embedder, "p0", "s0", query=query, k=3)
-            return list(before.events), list(after.events)
+            return list(before.events), list(hybrid.events), list(after.events)
         finally:
             await store.close()
 
-    before, after = asyncio.run(ask())
+    before, hybrid, after = asyncio.run(ask())
     # Waiting: newest first, unranked (no distance), never another project's.
     assert [e.event_id for e in before] == ["e12", "e10", "e8"]
     assert all(e.distance is None for e in before)
+    # Hybrid already finds the identical text by its words while it waits.
+    assert hybrid[0].event_id == "e4" and hybrid[0].distance is None
     # Filled: ranked, the identical text first.
     assert after[0].event_id == "e4" and after[0].distance is not None
     assert after[0].distance < 1e-4 and len(after) == 3

@@ -123,6 +123,7 @@ QUERY_NAMES = [
     "include_superseded",
     "query",
     "fact",
+    "mode",
     "x",
 ]
 VALUES = st.text(max_size=60) | st.sampled_from(
@@ -139,8 +140,24 @@ VALUES = st.text(max_size=60) | st.sampled_from(
         "a\nb",
         "\ud800",
         "1e9",
+        "vector",
+        "lexical",
+        "hybrid",
+        "HYBRID",
+        "2026-01-03T00:00:00Z",
+        # The text-search syntax, which a query must never be parsed as.
+        "a & b | !c <-> d:* (e",
+        "'",
+        "\\",
+        ":*",
+        "<2>",
+        "the of and",
+        "x" * 1999,
+        "y " * 5000,  # 10 KB
     ]
 )
+# Any unicode at all, operators included, up to a few hundred characters.
+QUERIES = st.text(max_size=300) | st.text(alphabet="&|!():*<->'\\ ab", max_size=80)
 
 
 def test_any_query_value_is_a_200_or_a_json_400(worker: tuple[Settings, WorkerProcess]) -> None:
@@ -157,9 +174,15 @@ def test_any_query_value_is_a_200_or_a_json_400(worker: tuple[Settings, WorkerPr
         path=st.sampled_from(["/v1/facts", "/v1/conflicts", "/v1/context", "/v1/sources"]),
         params=st.lists(st.tuples(st.sampled_from(QUERY_NAMES), VALUES), max_size=6),
         base=st.booleans(),
+        query=st.none() | QUERIES,
+        mode=st.sampled_from([None, "vector", "lexical", "hybrid"]),
     )
-    def one(path: str, params: list[tuple[str, str]], base: bool) -> None:
+    def one(
+        path: str, params: list[tuple[str, str]], base: bool, query: str | None, mode: str | None
+    ) -> None:
         pairs = ([("project", "p1"), ("subject", "alice")] if base else []) + params
+        pairs += [("query", query)] if query is not None else []
+        pairs += [("mode", mode)] if mode is not None else []
         query = "&".join(
             f"{urllib.parse.quote(k)}={urllib.parse.quote(v.encode('utf-8', 'surrogatepass'))}"
             for k, v in pairs
@@ -170,6 +193,17 @@ def test_any_query_value_is_a_200_or_a_json_400(worker: tuple[Settings, WorkerPr
         orjson.loads(body)
 
     one()
+    # Explicitly: 10 KB of query is a JSON 400 naming it; 2,000 characters of the text-search
+    # syntax are a 200 in every mode.
+    big = urllib.parse.quote("y " * 5000)
+    status, body, ctype = http(w, "/v1/context", raw_query=f"project=p1&subject=alice&query={big}")
+    assert status == 400 and ctype.startswith("application/json")
+    assert "'query'" in orjson.loads(body)["error"]
+    ops = urllib.parse.quote(("a & !b | c:* <-> (d ' \\ " * 100)[:2000])
+    for mode in ("vector", "lexical", "hybrid"):
+        q = f"project=p1&subject=alice&mode={mode}&query={ops}"
+        status, body, _c = http(w, "/v1/context", raw_query=q)
+        assert status == 200, body
     w.check()
 
 

@@ -148,8 +148,14 @@ def test_conflict_review_and_context(worker: tuple[Settings, WorkerProcess]) -> 
     assert ctx.events[0].distance is not None and ctx.events[0].distance < 1e-4
     assert len(ctx.events) == 2 and len(ctx.facts) == 2
     assert all(f.distance is not None for f in ctx.facts)
-    assert [f.distance for f in ctx.facts] == sorted(f.distance or 0 for f in ctx.facts)
     assert "Oslo" not in body.decode()
+    # Vector mode: facts nearest first.
+    status, body, _ = http(
+        w, "/v1/context", project="p1", subject="alice", query="baker", k="3", mode="vector"
+    )
+    ctx = ContextResponse.model_validate_json(body)
+    assert ctx.mode == "vector" and all(f.score is None for f in ctx.facts)
+    assert [f.distance for f in ctx.facts] == sorted(f.distance or 0 for f in ctx.facts)
 
     # The prompt block: facts, the disputed flag, both conflicting values with their sources.
     text = cli(s, "context", "--project", "p1", "--subject", "alice").stdout
@@ -264,3 +270,55 @@ def test_http_token_validation_health_metrics(worker: tuple[Settings, WorkerProc
     single = metrics.value(text, "consolidator_extraction_calls_total", kind="single")
     batch = metrics.value(text, "consolidator_extraction_calls_total", kind="batch")
     assert 1 <= calls <= 9 and calls == single + batch, (calls, single, batch)
+
+
+def test_context_modes_and_as_of_cli_and_http(worker: tuple[Settings, WorkerProcess]) -> None:
+    s, w = worker
+
+    def ask(**params: str) -> ContextResponse:
+        status, body, _ = http(w, "/v1/context", project="p1", subject="alice", **params)
+        assert status == 200, body
+        return ContextResponse.model_validate_json(body)
+
+    # Lexical: only the turns that have the word, with their full-text rank.
+    ctx = ask(query="Lyon?", mode="lexical")
+    assert ctx.mode == "lexical" and [e.event_id for e in ctx.events] == ["e4"]
+    assert ctx.events[0].score is not None and ctx.events[0].distance is None
+    assert ask(query="the of and", mode="lexical").events == ()
+    # Hybrid (the default): the word's turn first, then the vector neighbours fill k.
+    ctx = ask(query="Lyon", k="3")
+    assert ctx.mode == "hybrid" and ctx.events[0].event_id == "e4" and len(ctx.events) == 3
+    assert all(e.score is not None for e in ctx.events)
+    # Now: only the current home, never a superseded one.
+    for mode in ("vector", "lexical", "hybrid"):
+        ctx = ask(query="Lyon Paris Nice Rome home city", mode=mode, k="10")
+        assert {f.fact.status for f in ctx.facts} == {"active"}, mode
+        assert _homes_of(ctx) <= {"Rome"}, mode
+    # As of day 4: the home valid then (Lyon), the events up to then.
+    ctx = ask(query="Lyon Paris Nice Rome home city", as_of=at(4), k="10")
+    assert ctx.as_of is not None and _homes_of(ctx) == {"Lyon"}
+    assert {e.event_id for e in ctx.events} <= {"e1", "e2", "e3", "e4", "e5"}
+    assert "as of 2026-01-04" in ctx.text and "until 2026-01-05" in ctx.text
+    ctx = ask(as_of=at(2))  # no query: the facts valid then, the latest events before
+    assert _homes_of(ctx) == {"Paris"} and [e.event_id for e in ctx.events] == ["e2", "e3", "e1"]
+    # The CLI takes the same two options.
+    done = cli(
+        s, "context", "--project", "p1", "--subject", "alice", "--json",
+        "--query", "Paris", "--mode", "lexical", "--as-of", at(2),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ctx = ContextResponse.model_validate_json(done.stdout)
+    assert ctx.mode == "lexical" and _homes_of(ctx) == {"Paris"}
+    assert [e.event_id for e in ctx.events] == ["e1"]
+    done = cli(s, "context", "--project", "p1", "--subject", "alice", "--mode", "fuzzy")
+    assert done.returncode != 0
+    done = cli(s, "context", "--project", "p1", "--subject", "alice", "--as-of", "noon")
+    assert done.returncode != 0 and "--as-of" in done.stderr
+    for bad, name in (({"mode": "fuzzy"}, "'mode'"), ({"as_of": "noon"}, "'as_of'")):
+        status, body, ctype = http(w, "/v1/context", project="p1", subject="alice", **bad)
+        assert status == 400 and ctype.startswith("application/json")
+        assert name in orjson.loads(body)["error"]
+
+
+def _homes_of(ctx: ContextResponse) -> set[str]:
+    return {f.fact.value["city"] for f in ctx.facts if f.fact.predicate == "home_city"}

@@ -1,0 +1,74 @@
+"""The context of a subject as plain text for a prompt (``ContextResponse.text``).
+
+Invariants: pure (models in, text out); the text carries the same facts, conflicts and
+events as the JSON, in the same order, each on one line of bounded length; a fact that takes
+part in an open conflict is marked disputed; with ``as_of`` the header names the instant and
+a fact no longer current says until when it held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import orjson
+
+from schemas.api import ConflictReview, ContextEvent, ContextFact
+from schemas.facts import Fact
+
+EVENT_TEXT_CHARS = 300
+
+
+def _value(f: Fact) -> str:
+    if f.predicate is None:
+        return repr(f.statement or "")
+    return orjson.dumps(f.value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _day(when: datetime) -> str:
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def one_line(text: str, limit: int = EVENT_TEXT_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def render_text(
+    project: str,
+    subject: str,
+    query: str | None,
+    ctx_facts: Sequence[ContextFact],
+    events: Sequence[ContextEvent],
+    open_sets: Sequence[ConflictReview],
+    as_of: datetime | None = None,
+) -> str:
+    """The context as plain text for a prompt."""
+    head = f"Memory of {subject} (project {project})" + (f" for: {query}" if query else "")
+    lines = [head + (f" as of {_day(as_of)}" if as_of is not None else "")]
+    lines.append("Known facts:" if ctx_facts else "Known facts: none")
+    for cf in ctx_facts:
+        f = cf.fact
+        flag = "  [DISPUTED: open conflict, do not rely on it]" if cf.in_conflict else ""
+        pin = " (pinned)" if f.pinned else ""
+        until = f" until {_day(f.valid_to)}" if f.valid_to is not None else ""
+        lines.append(
+            f"- {f.predicate or 'note'}: {_value(f)} (since {_day(f.valid_from)}{until}){pin}{flag}"
+        )
+    if open_sets:
+        lines.append("Open conflicts (unresolved; the values disagree):")
+        for review in open_sets:
+            cs = review.conflict_set
+            options = "; ".join(
+                f"{_value(f)} [{f.status}, from {','.join(f.source_event_ids)} at "
+                f"{_day(f.valid_from)}]"
+                for f in review.facts
+            )
+            lines.append(f"- {cs.predicate}: {options}")
+    if events:
+        lines.append("Relevant events:")
+        for e in events:
+            who = f"{e.role}: " if e.role else ""
+            lines.append(f"- {_day(e.occurred_at)} {who}{one_line(e.content)}")
+    return "\n".join(lines) + "\n"
