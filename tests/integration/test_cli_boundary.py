@@ -4,6 +4,7 @@ exit status 0, 1 (one ``error:`` line) or 2 (usage), never a traceback, and a re
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import tempfile
@@ -65,6 +66,16 @@ def _commands(draw: Any) -> list[str]:
     )
 
 
+async def _migrate(settings: Settings) -> None:
+    from streams.store.core import Store
+
+    store = await Store.connect(settings)
+    try:
+        await store.migrate()
+    finally:
+        await store.close()
+
+
 def test_hostile_arguments_end_cleanly(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     for key, value in settings_env(settings).items():
         if key.startswith("CONSOLIDATOR_"):
@@ -72,6 +83,9 @@ def test_hostile_arguments_end_cleanly(settings: Settings, monkeypatch: pytest.M
     from streams.kafka.client import ensure_topics
 
     ensure_topics(settings.kafka)
+    # The test's own schema, migrated (the CLI's reads never migrate; without this the reads
+    # found tables only when an earlier test had left some in ``public``).
+    asyncio.run(_migrate(settings))
     assert _run(["facts", "--project", "p1", "--subject", "s1"])[0] == 0  # the schema exists
     before = hygiene.load_config(settings)
 
