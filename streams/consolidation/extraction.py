@@ -18,7 +18,8 @@ Invariants:
   so only the event at fault fails.
 - Candidates are validated here (``processors.validation``); the rejected are counted by
   reason and never reach adjudication. An echo of a fact the prompt listed, about an event
-  that never mentions it (``processors.grounding``), is dropped and counted as ``echo``.
+  that never mentions it, and a value said only in questions (``processors.grounding``), are
+  dropped and counted as ``echo`` and ``question``.
 - A prompt lists what ``processors.extraction_context.select_facts`` picks of a subject's
   loaded facts within ``extraction_context_tokens``; the events' contents are embedded (one
   call, in a thread) and the facts' stored vectors read only for subjects whose facts do not
@@ -37,7 +38,7 @@ from typing import Any
 from processors.extraction import MAX_ACTIVE_IN_PROMPT, fact_line
 from processors.extraction_context import line_tokens, select_facts
 from processors.extraction_plan import SubjectLoad, plan_calls
-from processors.grounding import is_echo
+from processors.grounding import from_question, is_echo
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
@@ -261,8 +262,12 @@ class ExtractionStage:
         kept = []
         for c in result.valid:
             if listed and is_echo(c, listed, job.event.content):
-                self.metrics.inc("consolidator_candidates_rejected_total", reason="echo")
-                log.info("event %s: dropped an echo of a listed fact", job.event.event_id)
+                reason = "echo"
+            elif from_question(c, job.event.content):
+                reason = "question"
             else:
                 kept.append(c)
+                continue
+            self.metrics.inc("consolidator_candidates_rejected_total", reason=reason)
+            log.info("event %s: dropped a candidate (%s)", job.event.event_id, reason)
         job.candidates = kept

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.grounding import is_echo, leaves, mentions
+from processors.grounding import from_question, is_echo, leaves, mentions
 from processors.resolution import handle
 from schemas.facts import ExtractedFact
 from tests.support.facts import make_fact
@@ -74,3 +74,32 @@ def test_never_raises_and_a_value_said_verbatim_is_mentioned(value: dict, text: 
     said = " ".join(str(v) for v in leaves(value))
     # The event that repeats the value word for word always mentions it.
     assert not is_echo(c, [fact], f"{text} {said}")
+
+
+def test_a_value_said_only_in_a_question_is_not_a_fact() -> None:
+    topic = cand(predicate="topic", value={"value": "SQL window functions"})
+    assert from_question(topic, "Can you explain window functions in SQL?")
+    assert from_question(topic, "Thanks! How do SQL window functions work? And CTEs?")
+    # Said in a statement too: kept.
+    assert not from_question(topic, "I teach SQL window functions. Any tips for slides?")
+    # A first-person clause inside the question states something.
+    allergy = cand(predicate="allergy", value={"value": "nuts"})
+    assert not from_question(allergy, "Can you remember that I'm allergic to nuts?")
+    assert from_question(
+        cand(predicate="city", value={"value": "Montreal"}), "I wonder if I'd like Montreal."
+    )
+    # A value the text never says is not judged here.
+    assert not from_question(cand(predicate="x", value={"value": "calculator"}), "What now?")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300), value=JSON)
+def test_the_question_rule_never_raises_and_keeps_statements(text: str, value: object) -> None:
+    try:
+        c = cand(predicate="thing", value={"value": value})
+    except ValueError:
+        return
+    from_question(c, text)
+    said = " ".join(str(v) for v in leaves(value))
+    # The value stated in a plain sentence is never dropped, whatever else the text asks.
+    assert not from_question(c, f"{text}\n{said}.")
