@@ -158,7 +158,10 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
 
 
 def test_a_target_handle_resolves_exactly(settings: Settings, tmp_path: Path) -> None:
-    s = settings.model_copy(update={"semantic_threshold": 0.0, "semantic_unsure_supersede": 0.0})
+    # No pair is the same attribute by similarity alone (threshold 0), so only the handle can
+    # resolve company_i_work_for to employer; the real embedder puts the two attributes
+    # within the unsure band, where a handle is trusted (a plainly different one is not).
+    s = settings.model_copy(update={"semantic_threshold": 0.0, "embedder": "fastembed"})
     with WorkerProcess(s, tmp_path / "w.log") as w:
         sdk.publish_events(
             s, [event("e1", day=1, cands=_c("employer", {"name": "Acme"}, "create"))]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from schemas.settings import Settings
@@ -25,6 +24,7 @@ from tests.support.extraction_run import (
 )
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, is_batch_request
+from tests.support.openai_wire import user_text
 from tests.support.workers import (
     WorkerProcess,
     episodic_pending,
@@ -48,7 +48,7 @@ def test_one_call_covers_a_subjects_events_in_order(settings: Settings, tmp_path
     batch = [b for b in requests if is_batch_request(b)]
     assert batch, "no batch request was sent"
     assert len(requests) < len(evs)
-    covered = sum(orjson.dumps(b).decode().count("### Event ") for b in batch)
+    covered = sum(user_text(b).count("### Event ") for b in batch)
     single = len(requests) - len(batch)
     assert covered + single == len(evs)  # every event asked exactly once
     assert metric(metrics, "consolidator_extraction_fallbacks_total") == 0

@@ -29,15 +29,12 @@ from tests.support.extraction_run import (
 )
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub, candidates_responder, is_batch_request
+from tests.support.openai_wire import user_text
 from tests.support.workers import WorkerProcess, outbox_pending, scalar, wait_until
 
 pytestmark = pytest.mark.integration
 
 SECTION = re.compile(r"^## Subject \d+$", re.MULTILINE)
-
-
-def user_text(body: dict[str, Any]) -> str:
-    return str([m for m in body["messages"] if m["role"] == "user"][-1]["content"])
 
 
 def coalesced(body: dict[str, Any]) -> bool:
@@ -134,5 +131,5 @@ def test_coalescing_off_keeps_every_call_to_one_subject(settings: Settings, tmp_
         consolidate(s, evs, tmp_path / "w.log")
         bodies = [r.body for r in stub.requests]
     assert len(bodies) == 2 and not any(coalesced(b) for b in bodies)
-    assert all(orjson.dumps(b).decode().count("### Event ") == 2 for b in bodies)
+    assert all(user_text(b).count("### Event ") == 2 for b in bodies)
     assert chain(s, "ann") == expected([0, 1]) and chain(s, "bob") == expected([0, 1])

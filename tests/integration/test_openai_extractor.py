@@ -32,13 +32,14 @@ async def test_normal_call_returns_scripted_candidates_and_sends_schema() -> Non
     async with OpenAIStub() as stub:
         settings = settings_for(stub)
         extractor = OpenAIExtractor(settings.llm)
-        ev = event(1, [city("Berlin"), {"predicate": "BAD!", "value": 3}])
+        ev = event(1, [city("Berlin"), {"predicate": "BAD!", "value": 3}, {"predicate": 7}])
         try:
             out = await extractor.extract(ev, [])
         finally:
             await extractor.aclose()
-    # Raw, unvalidated: the invalid candidate comes back too.
-    assert out == [city("Berlin"), {"predicate": "BAD!", "value": 3}]
+    # Unvalidated: only lifted from the wire contract (a spelled-out predicate snake_cased, a
+    # scalar value wrapped); the invalid candidate comes back too, for validation to reject.
+    assert out == [city("Berlin"), {"predicate": "bad", "value": {"value": 3}}, {"predicate": 7}]
     (request,) = stub.requests
     assert request.path == "/v1/chat/completions"
     assert request.body["model"] == "test-model-x"

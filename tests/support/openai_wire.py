@@ -84,8 +84,10 @@ def _scripted_in(texts: Iterator[str]) -> list[Any] | None:
     decoder = json.JSONDecoder()
     for text in texts:
         for line in text.splitlines():
-            head, sep, rest = line.strip().partition(MARKER)
-            if sep and not head:
+            # The prompt puts a message after its speaker ("Message from the user: ..."): the
+            # marker opens the event's content, wherever that starts on its line.
+            _head, sep, rest = line.strip().partition(MARKER)
+            if sep:
                 # raw_decode: anything after the JSON value on the line is ignored.
                 value, _ = decoder.raw_decode(rest.strip())
                 return value if isinstance(value, list) else [value]
@@ -95,6 +97,12 @@ def _scripted_in(texts: Iterator[str]) -> list[Any] | None:
 def _last_user(request_json: dict[str, Any]) -> Any:
     users = [m for m in request_json.get("messages", []) if m.get("role") == "user"]
     return users[-1].get("content") if users else None
+
+
+def user_text(request_json: dict[str, Any]) -> str:
+    """The text of a request's last user message (the worked examples come before it)."""
+    content = _last_user(request_json)
+    return content if isinstance(content, str) else "\n".join(_texts(content))
 
 
 def scripted_candidates(request_json: dict[str, Any]) -> list[Any]:
