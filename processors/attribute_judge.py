@@ -14,7 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -27,25 +27,32 @@ from schemas.commands import Command
 JudgeVerdict = Literal["same", "different", "unsure"]
 FORMAT_NAME = "attribute_judge"
 MAX_PAIRS = 64  # per call; more wait for the next batch or a person
-JSON_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "decisions": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "set": {"type": "string"},
-                    "verdict": {"type": "string", "enum": ["same", "different", "unsure"]},
+
+
+def decisions_schema(verdicts: Sequence[str]) -> dict[str, Any]:
+    """The answer's JSON Schema: one decision (set id, verdict) per offered set."""
+    return {
+        "type": "object",
+        "properties": {
+            "decisions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "set": {"type": "string"},
+                        "verdict": {"type": "string", "enum": list(verdicts)},
+                    },
+                    "required": ["set", "verdict"],
+                    "additionalProperties": False,
                 },
-                "required": ["set", "verdict"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["decisions"],
-    "additionalProperties": False,
-}
+            }
+        },
+        "required": ["decisions"],
+        "additionalProperties": False,
+    }
+
+
+JSON_SCHEMA = decisions_schema(("same", "different", "unsure"))
 SYSTEM = """\
 You decide whether two attribute names recorded about the same person name ONE attribute
 (an LLM called it differently twice) or TWO different attributes. You see each name and the
@@ -64,6 +71,14 @@ class OfferedPair:
     candidate_keys: tuple[str, ...]
     existing: str  # the active fact's predicate
     existing_keys: tuple[str, ...]
+    # "attribute": a possible_same_attribute set (this module); "value": a value conflict of
+    # one attribute (processors.value_judge), which carries the two values and statements.
+    kind: Literal["attribute", "value"] = "attribute"
+    candidate_id: str = ""
+    candidate_value: str = ""
+    candidate_statement: str = ""
+    existing_value: str = ""
+    existing_statement: str = ""
 
 
 def build_prompt(pairs: Sequence[OfferedPair]) -> list[dict[str, str]]:
@@ -85,9 +100,14 @@ def build_prompt(pairs: Sequence[OfferedPair]) -> list[dict[str, str]]:
 
 
 def parse_answer(
-    text: str, offered: Sequence[OfferedPair], *, lenient: bool = False
-) -> dict[str, JudgeVerdict]:
-    """Verdicts by set id, for offered sets only; ``MalformedJudgeAnswer`` otherwise."""
+    text: str,
+    offered: Sequence[OfferedPair],
+    *,
+    lenient: bool = False,
+    allowed: Sequence[str] = ("same", "different", "unsure"),
+) -> dict[str, str]:
+    """Verdicts by set id, for offered sets only and ``allowed`` verdicts only;
+    ``MalformedJudgeAnswer`` otherwise."""
     root = json_root(
         text,
         MalformedJudgeAnswer,
@@ -98,18 +118,18 @@ def parse_answer(
     if not isinstance(root, dict) or not isinstance(root.get("decisions"), list):
         raise MalformedJudgeAnswer("answer must be an object with a 'decisions' list")
     known = {p.set_id for p in offered}
-    out: dict[str, JudgeVerdict] = {}
+    out: dict[str, str] = {}
     for item in root["decisions"]:
         if not isinstance(item, dict):
             continue
         set_id, verdict = item.get("set"), item.get("verdict")
-        if set_id in known and verdict in ("same", "different", "unsure"):
+        if set_id in known and isinstance(verdict, str) and verdict in allowed:
             out[str(set_id)] = verdict
     return out
 
 
 def commands(
-    pairs: Sequence[OfferedPair], verdicts: dict[str, JudgeVerdict], now: datetime
+    pairs: Sequence[OfferedPair], verdicts: Mapping[str, str], now: datetime
 ) -> list[Command]:
     """The resolutions the judge's decisions stand for (none for ``unsure``)."""
     out: list[Command] = []

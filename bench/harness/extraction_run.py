@@ -75,11 +75,26 @@ def _encode(evs: list[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
     return [(e["event_id"], f"{e['project_id']}/{e['subject_id']}", orjson.dumps(e)) for e in evs]
 
 
-def _settled(s: Any, worker: WorkerProcess, expected: int) -> bool:
+def _quiet(s: Any, worker: WorkerProcess, expected: int, recorder: Recorder | None) -> bool:
     worker.check()
+    text = worker.metrics()
     stored = int(scalar(s, "SELECT count(*) FROM events") or 0)
-    dead = int(total(worker.metrics(), "consolidator_dlq_total"))
-    return stored + dead >= expected and outbox_pending(s) == 0
+    dead = int(total(text, "consolidator_dlq_total"))
+    # The judges' decisions are commands the worker applies after the batch: wait for them.
+    judged = total(text, "consolidator_attribute_judge_decisions_total")
+    applied = total(text, "consolidator_commands_total")
+    busy = recorder is not None and recorder.in_flight > 0
+    return stored + dead >= expected and outbox_pending(s) == 0 and applied >= judged and not busy
+
+
+def _settled(
+    s: Any, worker: WorkerProcess, expected: int, recorder: Recorder | None = None
+) -> bool:
+    # Twice, a few seconds apart: a judge call starts only after its batch committed.
+    if not _quiet(s, worker, expected, recorder):
+        return False
+    time.sleep(3.0)
+    return _quiet(s, worker, expected, recorder)
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -128,7 +143,11 @@ def run(args: Any) -> dict[str, Any]:
             t = time.monotonic()
             publish(s, _encode(evs), {})
             expected += len(evs)
-            wait_until(lambda n=expected: _settled(s, worker, n), args.session_timeout, "session")
+            wait_until(
+                lambda n=expected: _settled(s, worker, n, recorder),
+                args.session_timeout,
+                "session",
+            )
             per_session.append({"events": len(evs), "seconds": round(time.monotonic() - t, 1)})
             print(
                 f"session {n + 1}: {len(evs)} events in {per_session[-1]['seconds']}s", flush=True
@@ -169,7 +188,14 @@ def run(args: Any) -> dict[str, Any]:
             },
             "llm_calls": int(calls),
             "llm_malformed": int(metric(text, "consolidator_llm_malformed_total")),
-            "attribute_judge_calls": int(metric(text, "consolidator_attribute_judge_calls_total")),
+            "judge_calls": {
+                labels["kind"]: int(v)
+                for labels, v in series(text, "consolidator_attribute_judge_calls_total")
+            },
+            "judge_decisions": {
+                labels["kind"]: int(v)
+                for labels, v in series(text, "consolidator_attribute_judge_decisions_total")
+            },
             "dead_lettered": int(total(text, "consolidator_dlq_total")),
             "prompt_tokens_per_event": round(prompt / events, 1),
             "completion_tokens_per_event": round(completion / events, 1),

@@ -33,6 +33,7 @@ class Recorder:
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self.in_flight = 0  # requests forwarded and not yet answered
 
     @property
     def base_url(self) -> str:
@@ -63,6 +64,7 @@ class Recorder:
                 url = self.upstream + request.path.removeprefix("/v1")
                 headers = {"Content-Type": request.headers.get("Content-Type", "application/json")}
                 record: dict[str, Any] = {"path": request.path}
+                self.in_flight += 1
                 try:
                     async with session.request(
                         request.method, url, data=body or None, headers=headers
@@ -71,6 +73,8 @@ class Recorder:
                         status = up.status
                 except aiohttp.ClientError as exc:
                     answer, status = json.dumps({"error": str(exc)}).encode(), 502
+                finally:
+                    self.in_flight -= 1
                 record["seconds"] = round(time.monotonic() - started, 2)
                 record["status"] = status
                 if request.method == "POST":

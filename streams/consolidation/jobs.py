@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import orjson
 from pydantic import ValidationError
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from processors import envelopes
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
-from processors.normalize import statement_key
+from processors.normalize import canonical_value, statement_key
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact
 from streams.store.core import SubjectKey
@@ -96,28 +96,50 @@ def tkey(job: Job) -> str:
     return f"{job.event.project_id}\x1f{job.event.event_id}"
 
 
+def _shown(value: dict[str, object]) -> str:
+    # A scalar answer is stored as {"value": x}: the judge reads x as the model gave it.
+    if len(value) == 1 and "value" in value:
+        return orjson.dumps(value["value"]).decode()
+    return canonical_value(value)
+
+
 def flagged(decision: Decision, before: SubjectState) -> list[OfferedPair]:
-    """The possible_same_attribute sets a decision opened or extended, as judge questions."""
+    """The conflict sets a decision opened or extended, as judge questions: every
+    possible_same_attribute set, and every value conflict whose challenged fact is not
+    pinned (``processors.value_judge``)."""
     active = {f.id: f for f in before.active}
     out = []
     for ch in decision.changes:
         cs = ch.conflict_set
-        if cs is None or cs.reason != "possible_same_attribute" or cs.status != "open":
+        if cs is None or cs.status != "open" or ch.fact.status != "candidate":
             continue
         existing = active.get(cs.fact_ids[0])
         if existing is None or existing.predicate is None or ch.fact.predicate is None:
             continue
-        out.append(
-            OfferedPair(
-                set_id=cs.id,
-                project_id=cs.project_id,
-                subject_id=cs.subject_id,
-                candidate=ch.fact.predicate,
-                candidate_keys=tuple(sorted(ch.fact.value)),
-                existing=existing.predicate,
-                existing_keys=tuple(sorted(existing.value)),
-            )
+        if cs.reason not in ("value", "possible_same_attribute"):
+            continue
+        if cs.reason == "value" and existing.pinned:
+            continue  # pinned facts are untouchable by automated paths
+        pair = OfferedPair(
+            set_id=cs.id,
+            project_id=cs.project_id,
+            subject_id=cs.subject_id,
+            candidate=ch.fact.predicate,
+            candidate_keys=tuple(sorted(ch.fact.value)),
+            existing=existing.predicate,
+            existing_keys=tuple(sorted(existing.value)),
         )
+        if cs.reason == "value":
+            pair = replace(
+                pair,
+                kind="value",
+                candidate_id=ch.fact.id,
+                candidate_value=_shown(ch.fact.value),
+                candidate_statement=ch.fact.statement or "",
+                existing_value=_shown(existing.value),
+                existing_statement=existing.statement or "",
+            )
+        out.append(pair)
     return out
 
 

@@ -6,6 +6,9 @@ batch opened or extended, in one call. Its decisions are published as ``resolve_
 commands on ``memory.commands``, applied by the subject's partition owner like a person's:
 so they become aliases through the log, and a replay rebuilds them.
 
+Value conflicts (``processors.value_judge``) are offered the same way and asked in a second
+call; only a ``replace`` becomes a command (``keep_new``).
+
 Invariants: fails soft: any error of the call, a malformed answer or a refused publish is
 logged and counted (``consolidator_attribute_judge_errors_total``) and changes nothing (the
 sets stay for a person); it never holds the batch that triggered it.
@@ -20,9 +23,11 @@ from datetime import UTC, datetime
 
 import orjson
 
+from processors import value_judge
 from processors.attribute_judge import (
     FORMAT_NAME,
     JSON_SCHEMA,
+    MAX_PAIRS,
     OfferedPair,
     build_prompt,
     commands,
@@ -54,16 +59,41 @@ class AttributeJudge:
         self.topic = topics.Topics(topic_prefix).commands
 
     async def judge(self, pairs: Sequence[OfferedPair]) -> int:
-        """Ask, and publish the resolutions; returns how many were published (0 on failure)."""
-        if not pairs:
-            return 0
+        """Ask, and publish the resolutions; returns how many were published (0 on failure).
+        Attribute questions and value conflicts are asked in a call each, the second only
+        when the first did not fail."""
+        attributes = [p for p in pairs if p.kind == "attribute"][:MAX_PAIRS]
+        values = [p for p in pairs if p.kind == "value"][:MAX_PAIRS]
+        published = 0
+        for asked, kind in ((attributes, "attribute"), (values, "value")):
+            if asked:
+                done = await self._ask(asked, kind)
+                if done < 0:
+                    return published
+                published += done
+        return published
+
+    async def _ask(self, pairs: Sequence[OfferedPair], kind: str) -> int:
+        if kind == "value":
+            messages, name, schema = (
+                value_judge.build_prompt(pairs),
+                value_judge.FORMAT_NAME,
+                (value_judge.JSON_SCHEMA),
+            )
+        else:
+            messages, name, schema = build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA
         try:
             answer = await asyncio.wait_for(
-                self.chat.complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA),
-                timeout=self.settings.timeout_s,
+                self.chat.complete(messages, name, schema), timeout=self.settings.timeout_s
             )
-            verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
-            cmds = commands(pairs, verdicts, datetime.now(UTC))
+            if kind == "value":
+                verdicts = parse_answer(
+                    answer.text, pairs, lenient=answer.lenient, allowed=value_judge.VERDICTS
+                )
+                cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
+            else:
+                verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
+                cmds = commands(pairs, verdicts, datetime.now(UTC))
             msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
                 (self.topic, c.key, orjson.dumps(c.model_dump(mode="json")), []) for c in cmds
             ]
@@ -73,11 +103,11 @@ class AttributeJudge:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # fail soft: the sets wait for a person
-            self.metrics.inc("consolidator_attribute_judge_errors_total")
-            log.warning("attribute judge skipped: %s: %s", type(exc).__name__, exc)
-            return 0
-        self.metrics.inc("consolidator_attribute_judge_calls_total")
-        self.metrics.inc("consolidator_attribute_judge_decisions_total", len(cmds))
+            self.metrics.inc("consolidator_attribute_judge_errors_total", kind=kind)
+            log.warning("%s judge skipped: %s: %s", kind, type(exc).__name__, exc)
+            return -1
+        self.metrics.inc("consolidator_attribute_judge_calls_total", kind=kind)
+        self.metrics.inc("consolidator_attribute_judge_decisions_total", len(cmds), kind=kind)
         return len(cmds)
 
     async def aclose(self) -> None:

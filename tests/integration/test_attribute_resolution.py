@@ -263,7 +263,10 @@ def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path
             assert kinds == {"living_city": "same", "atelier_spot": "distinct"}
             judged = [r for r in stub.requests if "attribute names" in str(r.body["messages"][0])]
             assert len(judged) == 1  # one call for the batch's two unsure pairs
-            assert metric(w.metrics(), "consolidator_attribute_judge_calls_total") == 1
+            assert (
+                metric(w.metrics(), "consolidator_attribute_judge_calls_total", kind="attribute")
+                == 1
+            )
 
 
 def test_a_failing_judge_leaves_the_pairs_flagged(settings: Settings, tmp_path: Path) -> None:
@@ -296,3 +299,79 @@ def test_a_failing_judge_leaves_the_pairs_flagged(settings: Settings, tmp_path: 
             wait_until(lambda: "consolidator_attribute_judge_errors_total" in w.metrics(), 30)
             assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
             assert scalar(s, "SELECT count(*) FROM predicate_aliases") == 0
+
+
+def _value_judge(body: dict[str, Any]) -> str:
+    """Extraction answers from the scripts; the value judge replaces a value with Lyon in it
+    and keeps every other one."""
+    system = str(body["messages"][0]["content"])
+    if "different value from a newer message" not in system:
+        return candidates_responder(body)
+    decisions = []
+    for line in str(body["messages"][1]["content"]).splitlines()[1:]:
+        item = orjson.loads(line)
+        verdict = "replace" if "Lyon" in item["newer"]["value"] else "keep"
+        decisions.append({"set": item["set"], "verdict": verdict})
+    return orjson.dumps({"decisions": decisions}).decode()
+
+
+def test_the_judge_decides_value_conflicts(settings: Settings, tmp_path: Path) -> None:
+    with OpenAIStub(responder=_value_judge) as stub:
+        s = settings.model_copy(
+            update={
+                "llm_provider": "openai",
+                "openai_base_url": stub.base_url,
+                "openai_timeout_s": 10.0,
+                "extraction_batching": False,
+                "batch_within_s": 1.0,
+            }
+        )
+        city = _c("home_city", {"value": "Paris"}, "create")[0]
+        job = _c("employer", {"value": "Acme"}, "create")[0]
+        with WorkerProcess(s, tmp_path / "w.log") as w:
+            sdk.publish_events(
+                s,
+                [
+                    event("e1", day=1, content=said("I live in Paris.", city)),
+                    event("e2", day=1, content=said("I work at Acme.", job)),
+                ],
+            )
+            _applied(s, w, 2)
+            # Both restate an attribute with another value as "create": value conflicts.
+            sdk.publish_events(
+                s,
+                [
+                    event(
+                        "e3",
+                        day=2,
+                        content=said("Lyon now.", _c("home_city", {"value": "Lyon"}, "create")[0]),
+                    ),
+                    event(
+                        "e4",
+                        day=2,
+                        content=said("Globex?", _c("employer", {"value": "Globex"}, "create")[0]),
+                    ),
+                ],
+            )
+            wait_until(
+                lambda: (
+                    w.check()
+                    and scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'resolved'")
+                    == 1
+                ),
+                60,
+                "the judge's replace applied",
+            )
+            # The judge is on by default with a real provider: nobody enabled it here.
+            assert (
+                metric(w.metrics(), "consolidator_attribute_judge_calls_total", kind="value") >= 1
+            )
+        assert _active(s, "alice") == {
+            "home_city": {"value": "Lyon"},
+            "employer": {"value": "Acme"},
+        }
+        new = rows(s, 'SELECT supersedes_id FROM facts WHERE value = \'{"value": "Lyon"}\'')
+        old = rows(s, 'SELECT id, status FROM facts WHERE value = \'{"value": "Paris"}\'')
+        assert new[0]["supersedes_id"] == old[0]["id"] and old[0]["status"] == "superseded"
+        # "keep" leaves the set for a person: Globex waits as a candidate.
+        assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1

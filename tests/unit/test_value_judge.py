@@ -1,0 +1,125 @@
+"""The value-conflict judge (processors.value_judge) and which conflicts the write path offers
+it (streams.consolidation.jobs.flagged): only open value conflicts of unpinned facts, bounded
+prompts, a command only for ``replace``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from processors import value_judge
+from processors.adjudication import Change, Decision, SubjectState
+from processors.attribute_judge import OfferedPair, parse_answer
+from schemas.facts import ConflictSet
+from streams.consolidation.jobs import flagged
+from tests.support.facts import T0, make_fact
+from tests.support.hostile import JSON
+
+NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+
+def question(n: int, new: str = "Lyon") -> OfferedPair:
+    return OfferedPair(
+        set_id=f"s{n}",
+        project_id="p",
+        subject_id="u",
+        candidate="home_city",
+        candidate_keys=("value",),
+        existing="home_city",
+        existing_keys=("value",),
+        kind="value",
+        candidate_id=f"c{n}",
+        candidate_value=new,
+        existing_value="Paris",
+    )
+
+
+def test_only_replace_becomes_a_command() -> None:
+    qs = [question(1), question(2), question(3)]
+    answer = json.dumps(
+        {
+            "decisions": [
+                {"set": "s1", "verdict": "replace"},
+                {"set": "s2", "verdict": "keep"},
+                {"set": "s3", "verdict": "unsure"},
+                {"set": "elsewhere", "verdict": "replace"},  # not offered: ignored
+            ]
+        }
+    )
+    verdicts = parse_answer(answer, qs, allowed=value_judge.VERDICTS)
+    cmds = value_judge.commands(qs, verdicts, NOW)
+    assert [(c.conflict_set_id, c.resolution) for c in cmds] == [("s1", "keep_new")]
+    # Asked again after the set grew (another newest contender): a new command id.
+    again = value_judge.commands([question(1)], verdicts, NOW)
+    grown = OfferedPair(**{**question(1).__dict__, "candidate_id": "c9"})
+    assert value_judge.commands([grown], verdicts, NOW)[0].command_id != again[0].command_id
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=st.text(max_size=5000), said=st.text(max_size=5000))
+def test_the_prompt_is_bounded_whatever_the_values(value: str, said: str) -> None:
+    q = OfferedPair(
+        **{**question(1).__dict__, "candidate_value": value, "candidate_statement": said}
+    )
+    messages = value_judge.build_prompt([q] * 64)
+    user = messages[-1]["content"]
+    assert len(user) < 64 * (4 * value_judge.MAX_SHOWN + 400)
+    for line in user.split("\n")[1:]:  # one JSON line per item (U+0085 is not a break here)
+        item = json.loads(line)
+        assert len(item["newer"]["value"]) <= value_judge.MAX_SHOWN
+
+
+@settings(max_examples=100, deadline=None)
+@given(JSON)
+def test_any_answer_is_parsed_or_refused_whole(answer: object) -> None:
+    try:
+        verdicts = parse_answer(json.dumps(answer), [question(1)], allowed=value_judge.VERDICTS)
+    except ValueError:
+        return
+    assert set(verdicts) <= {"s1"} and set(verdicts.values()) <= set(value_judge.VERDICTS)
+
+
+def _conflict(pinned: bool) -> tuple[Decision, SubjectState]:
+    old = make_fact(id="old", predicate="home_city", value={"value": "Paris"}, pinned=pinned)
+    new = make_fact(
+        id="new",
+        predicate="home_city",
+        value={"value": "Lyon"},
+        status="candidate",
+        statement="Moved to Lyon.",
+        conflict_set_id="cs",
+        valid_from=T0 + dt.timedelta(days=1),
+    )
+    cs = ConflictSet(
+        id="cs",
+        project_id="p",
+        subject_id="s",
+        predicate="home_city",
+        status="open",
+        fact_ids=("old", "new"),
+        created_at=T0,
+    )
+    decision = Decision(
+        outcomes=("conflict",),
+        fact_writes=(new,),
+        conflict_writes=(cs,),
+        changes=(Change("conflict_opened", new, None, cs),),
+    )
+    return decision, SubjectState(active=(old,), embeddings={})
+
+
+def test_value_conflicts_are_offered_unless_the_fact_is_pinned() -> None:
+    decision, before = _conflict(pinned=False)
+    (q,) = flagged(decision, before)
+    assert (q.kind, q.set_id, q.existing_value, q.candidate_value) == (
+        "value",
+        "cs",
+        '"Paris"',
+        '"Lyon"',
+    )
+    assert q.candidate_statement == "Moved to Lyon." and q.candidate_id == "new"
+    decision, before = _conflict(pinned=True)
+    assert flagged(decision, before) == []
