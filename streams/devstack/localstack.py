@@ -118,7 +118,9 @@ def main_up(settings: Settings, *, llm: bool = False) -> int:
         print(
             "  use it: CONSOLIDATOR_LLM_PROVIDER=openai "
             f"CONSOLIDATOR_OPENAI_BASE_URL={info.llm_url} "
-            f"CONSOLIDATOR_OPENAI_MODEL={settings.local_llm_model}"
+            f"CONSOLIDATOR_OPENAI_MODEL={settings.local_llm_model} "
+            "CONSOLIDATOR_LLM_CONCURRENCY=1 CONSOLIDATOR_OPENAI_TIMEOUT_S=900 "
+            "CONSOLIDATOR_LLM_MAX_TOKENS=768 CONSOLIDATOR_EXTRACTION_BATCHING=false"
         )
     print(f"started: {', '.join(info.started) or 'nothing (already running)'}")
     return 0
