@@ -29,8 +29,10 @@ FORMAT_NAME = "attribute_judge"
 MAX_PAIRS = 64  # per call; more wait for the next batch or a person
 
 
-def decisions_schema(verdicts: Sequence[str]) -> dict[str, Any]:
-    """The answer's JSON Schema: one decision (set id, verdict) per offered set."""
+def decisions_schema(
+    verdicts: Sequence[str], key: str = "set", key_type: str = "string"
+) -> dict[str, Any]:
+    """The answer's JSON Schema: one decision (the item's ``key``, verdict) per offered set."""
     return {
         "type": "object",
         "properties": {
@@ -39,10 +41,10 @@ def decisions_schema(verdicts: Sequence[str]) -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "properties": {
-                        "set": {"type": "string"},
+                        key: {"type": key_type},
                         "verdict": {"type": "string", "enum": list(verdicts)},
                     },
-                    "required": ["set", "verdict"],
+                    "required": [key, "verdict"],
                     "additionalProperties": False,
                 },
             }
@@ -99,15 +101,9 @@ def build_prompt(pairs: Sequence[OfferedPair]) -> list[dict[str, str]]:
     ]
 
 
-def parse_answer(
-    text: str,
-    offered: Sequence[OfferedPair],
-    *,
-    lenient: bool = False,
-    allowed: Sequence[str] = ("same", "different", "unsure"),
-) -> dict[str, str]:
-    """Verdicts by set id, for offered sets only and ``allowed`` verdicts only;
-    ``MalformedJudgeAnswer`` otherwise."""
+def decision_items(text: str, *, lenient: bool = False) -> list[dict[str, Any]]:
+    """The objects of an answer's ``decisions`` list (anything else in it is skipped);
+    ``MalformedJudgeAnswer`` when the answer is not a decisions object."""
     root = json_root(
         text,
         MalformedJudgeAnswer,
@@ -117,11 +113,21 @@ def parse_answer(
     )
     if not isinstance(root, dict) or not isinstance(root.get("decisions"), list):
         raise MalformedJudgeAnswer("answer must be an object with a 'decisions' list")
+    return [item for item in root["decisions"] if isinstance(item, dict)]
+
+
+def parse_answer(
+    text: str,
+    offered: Sequence[OfferedPair],
+    *,
+    lenient: bool = False,
+    allowed: Sequence[str] = ("same", "different", "unsure"),
+) -> dict[str, str]:
+    """Verdicts by set id, for offered sets only and ``allowed`` verdicts only;
+    ``MalformedJudgeAnswer`` otherwise."""
     known = {p.set_id for p in offered}
     out: dict[str, str] = {}
-    for item in root["decisions"]:
-        if not isinstance(item, dict):
-            continue
+    for item in decision_items(text, lenient=lenient):
         set_id, verdict = item.get("set"), item.get("verdict")
         if set_id in known and isinstance(verdict, str) and verdict in allowed:
             out[str(set_id)] = verdict

@@ -11,7 +11,8 @@ applied by the subject's partition owner like a person's, so replay rebuilds it.
 Invariants:
 - Only an open value conflict whose challenged fact is active and not pinned is offered
   (pinned facts are untouchable by automated paths); the judge sees the attribute, both
-  values and both statements, each bounded (``MAX_SHOWN`` characters), never ids of people.
+  values and both statements, each bounded (``MAX_SHOWN`` characters), and items numbered in
+  the prompt: never ids of sets or of people.
 - A decision is trusted only for a set it was offered; only ``replace`` acts (``keep_new``);
   ``keep`` and ``unsure`` leave the set for a person, so a wrong "keep" loses nothing.
 - The command id is uuid5 of the set and its newest contender: a set extended later is asked
@@ -24,52 +25,92 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from processors.attribute_judge import OfferedPair, decisions_schema
+from processors.attribute_judge import OfferedPair, decision_items, decisions_schema
 from processors.ids import stable_id
 from schemas.commands import Command
 
 FORMAT_NAME = "value_judge"
 VERDICTS = ("replace", "keep", "unsure")
 MAX_SHOWN = 200
-JSON_SCHEMA = decisions_schema(VERDICTS)
+JSON_SCHEMA = decisions_schema(VERDICTS, key="item", key_type="integer")
 SYSTEM = """\
 You keep a person's memory. Each item is one attribute of the person: the value recorded \
-earlier and a different value from a newer message. Decide per item: "replace" when the newer \
-value is what is true now (the person changed it or corrected it), "keep" when the newer \
-message is mistaken or about something else, "unsure" when a careful person would ask. Answer \
-only JSON: {"decisions": [{"set": <id>, "verdict": "replace" | "keep" | "unsure"}]}, one \
-decision per item."""
+earlier and a different value from a newer message. Per item answer "replace" when the newer \
+message says what is true now (the person changed it or corrected it), "keep" when it is \
+about someone else, a wish, a question or a mistake, "unsure" when a careful person would ask. \
+Answer only JSON: {"decisions": [{"item": <number>, "verdict": "replace" | "keep" | \
+"unsure"}]}, one decision per item."""
+
+# Worked examples as chat turns: small models follow a shown answer far better than a rule.
+# Their items are unlike the labelled extraction set's (tests/support/extraction_set.json).
+EXAMPLES: tuple[tuple[list[dict[str, object]], list[tuple[int, str]]], ...] = (
+    (
+        [
+            {
+                "attribute": "employer",
+                "earlier": {"value": "Acme Corp", "said": "I work at Acme Corp."},
+                "newer": {"value": "Globex", "said": "I started my new job at Globex on Monday."},
+            },
+            {
+                "attribute": "favourite_food",
+                "earlier": {"value": "sushi", "said": "Sushi is my favourite food."},
+                "newer": {"value": "tacos", "said": "My brother's favourite food is tacos."},
+            },
+            {
+                "attribute": "diet",
+                "earlier": {"value": "vegetarian", "said": "I'm vegetarian."},
+                "newer": {"value": "vegan", "said": "I went fully vegan this spring."},
+            },
+        ],
+        [(1, "replace"), (2, "keep"), (3, "replace")],
+    ),
+)
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "\u2026"
+
+
+def _items(items: Sequence[Mapping[str, object]]) -> str:
+    return "Items:\n" + "\n".join(
+        json.dumps({"item": n, **item}, ensure_ascii=False, sort_keys=True)
+        for n, item in enumerate(items, 1)
+    )
 
 
 def build_prompt(questions: Sequence[OfferedPair]) -> list[dict[str, str]]:
-    """The chat messages asking about value conflicts (one line per set)."""
-    lines = [
-        json.dumps(
-            {
-                "set": q.set_id,
-                "attribute": q.existing,
-                "earlier": {
-                    "value": _short(q.existing_value),
-                    "said": _short(q.existing_statement),
-                },
-                "newer": {
-                    "value": _short(q.candidate_value),
-                    "said": _short(q.candidate_statement),
-                },
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+    """The chat messages asking about value conflicts: one numbered line per set (a set id
+    is a uuid, which a small model copies badly; ``parse`` maps the numbers back)."""
+    messages = [{"role": "system", "content": SYSTEM}]
+    for items, answer in EXAMPLES:
+        messages.append({"role": "user", "content": _items(items)})
+        decisions = [{"item": n, "verdict": v} for n, v in answer]
+        messages.append({"role": "assistant", "content": json.dumps({"decisions": decisions})})
+    asked = [
+        {
+            "attribute": q.existing,
+            "earlier": {"value": _short(q.existing_value), "said": _short(q.existing_statement)},
+            "newer": {"value": _short(q.candidate_value), "said": _short(q.candidate_statement)},
+        }
         for q in questions
     ]
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": "Items:\n" + "\n".join(lines)},
-    ]
+    messages.append({"role": "user", "content": _items(asked)})
+    return messages
+
+
+def parse(text: str, questions: Sequence[OfferedPair], *, lenient: bool = False) -> dict[str, str]:
+    """Verdicts by set id from an answer that names items by number (``build_prompt``);
+    ``MalformedJudgeAnswer`` when the answer is not a decisions object."""
+    numbered = {str(n): q.set_id for n, q in enumerate(questions, 1)}
+    out: dict[str, str] = {}
+    for item in decision_items(text, lenient=lenient):
+        number, verdict = item.get("item"), item.get("verdict")
+        if isinstance(number, bool) or not isinstance(number, int | str):
+            continue
+        set_id = numbered.get(str(number))
+        if set_id is not None and isinstance(verdict, str) and verdict in VERDICTS:
+            out[set_id] = verdict
+    return out
 
 
 def commands(

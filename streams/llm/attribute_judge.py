@@ -87,9 +87,7 @@ class AttributeJudge:
                 self.chat.complete(messages, name, schema), timeout=self.settings.timeout_s
             )
             if kind == "value":
-                verdicts = parse_answer(
-                    answer.text, pairs, lenient=answer.lenient, allowed=value_judge.VERDICTS
-                )
+                verdicts = value_judge.parse(answer.text, pairs, lenient=answer.lenient)
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
                 verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)

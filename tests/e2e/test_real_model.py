@@ -26,6 +26,7 @@ from schemas.settings import Settings
 from streams.devstack.llm_server import server_command, server_python
 from streams.devstack.llm_weights import resolve
 from streams.kafka import sdk
+from tests.support.metrics import total
 from tests.support.metrics import value as metric
 from tests.support.net import free_port
 from tests.support.workers import (
@@ -125,18 +126,43 @@ def test_a_real_model_writes_the_memory(
     first, second = _events(SESSION_1, 0), _events(SESSION_2, len(SESSION_1))
     published = first + second
 
-    def settled(n: int) -> bool:
+    def asked(text: str) -> float:
+        return total(text, "consolidator_attribute_judge_calls_total") + total(
+            text, "consolidator_attribute_judge_errors_total"
+        )
+
+    def quiet(n: int, judged_before: float) -> bool:
         stored = int(scalar(s, "SELECT count(*) FROM events") or 0)
         dead = len(read_topic(s, topics.EVENTS_DLQ, idle=0.5))
-        return w.check() and stored + dead >= n and outbox_pending(s) == 0
+        text = w.metrics()
+        # A judge's decisions are commands the worker applies after the batch: wait for them,
+        # and, while a set is open, for the judge to have been asked since the session began.
+        judged = total(text, "consolidator_attribute_judge_decisions_total")
+        applied = total(text, "consolidator_commands_total")
+        waiting = int(scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") or 0)
+        return (
+            w.check()
+            and stored + dead >= n
+            and outbox_pending(s) == 0
+            and applied >= judged
+            and (waiting == 0 or asked(text) > judged_before)
+        )
+
+    def settled(n: int, judged_before: float) -> bool:
+        # Twice, a few seconds apart: a judge call starts only after its batch committed.
+        if not quiet(n, judged_before):
+            return False
+        time.sleep(5.0)
+        return quiet(n, judged_before)
 
     started = time.monotonic()
     with WorkerProcess(s, tmp_path / "worker.log") as w:
         sdk.publish_events(s, first)
-        wait_until(lambda: settled(len(first)), 900, "session 1 consolidated")
+        wait_until(lambda: settled(len(first), 0.0), 900, "session 1 consolidated")
         # The second session meets the facts of the first, as a later conversation would.
+        before = asked(w.metrics())
         sdk.publish_events(s, second)
-        wait_until(lambda: settled(len(published)), 600, "session 2 consolidated")
+        wait_until(lambda: settled(len(published), before), 600, "session 2 consolidated")
         metrics = w.metrics()
     elapsed = time.monotonic() - started
 

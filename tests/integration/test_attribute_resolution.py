@@ -308,10 +308,10 @@ def _value_judge(body: dict[str, Any]) -> str:
     if "different value from a newer message" not in system:
         return candidates_responder(body)
     decisions = []
-    for line in str(body["messages"][1]["content"]).splitlines()[1:]:
+    for line in str(body["messages"][-1]["content"]).splitlines()[1:]:
         item = orjson.loads(line)
         verdict = "replace" if "Lyon" in item["newer"]["value"] else "keep"
-        decisions.append({"set": item["set"], "verdict": verdict})
+        decisions.append({"item": item["item"], "verdict": verdict})
     return orjson.dumps({"decisions": decisions}).decode()
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from processors import value_judge
 from processors.adjudication import Change, Decision, SubjectState
-from processors.attribute_judge import OfferedPair, parse_answer
+from processors.attribute_judge import OfferedPair
 from schemas.facts import ConflictSet
 from streams.consolidation.jobs import flagged
 from tests.support.facts import T0, make_fact
@@ -42,14 +42,15 @@ def test_only_replace_becomes_a_command() -> None:
     answer = json.dumps(
         {
             "decisions": [
-                {"set": "s1", "verdict": "replace"},
-                {"set": "s2", "verdict": "keep"},
-                {"set": "s3", "verdict": "unsure"},
-                {"set": "elsewhere", "verdict": "replace"},  # not offered: ignored
+                {"item": 1, "verdict": "replace"},
+                {"item": "2", "verdict": "keep"},
+                {"item": 3, "verdict": "unsure"},
+                {"item": 4, "verdict": "replace"},  # not offered: ignored
+                {"item": True, "verdict": "replace"},  # not a number
             ]
         }
     )
-    verdicts = parse_answer(answer, qs, allowed=value_judge.VERDICTS)
+    verdicts = value_judge.parse(answer, qs)
     cmds = value_judge.commands(qs, verdicts, NOW)
     assert [(c.conflict_set_id, c.resolution) for c in cmds] == [("s1", "keep_new")]
     # Asked again after the set grew (another newest contender): a new command id.
@@ -67,8 +68,9 @@ def test_the_prompt_is_bounded_whatever_the_values(value: str, said: str) -> Non
     messages = value_judge.build_prompt([q] * 64)
     user = messages[-1]["content"]
     assert len(user) < 64 * (4 * value_judge.MAX_SHOWN + 400)
-    for line in user.split("\n")[1:]:  # one JSON line per item (U+0085 is not a break here)
-        item = json.loads(line)
+    items = [json.loads(line) for line in user.split("\n")[1:]]  # U+0085 is not a break here
+    assert [i["item"] for i in items] == list(range(1, 65))  # numbered: no set ids shown
+    for item in items:
         assert len(item["newer"]["value"]) <= value_judge.MAX_SHOWN
 
 
@@ -76,7 +78,7 @@ def test_the_prompt_is_bounded_whatever_the_values(value: str, said: str) -> Non
 @given(JSON)
 def test_any_answer_is_parsed_or_refused_whole(answer: object) -> None:
     try:
-        verdicts = parse_answer(json.dumps(answer), [question(1)], allowed=value_judge.VERDICTS)
+        verdicts = value_judge.parse(json.dumps(answer), [question(1)])
     except ValueError:
         return
     assert set(verdicts) <= {"s1"} and set(verdicts.values()) <= set(value_judge.VERDICTS)
