@@ -32,7 +32,7 @@ demo: install
 # hence the model server and that model's weights.
 test: install llama
 	$(PY) deploy/llm/setup_llm.py --model 0.5b
-	HYPOTHESIS_PROFILE=ci $(BIN)/pytest -q -p no:cacheprovider
+	HYPOTHESIS_PROFILE=ci $(BIN)/pytest -q -p no:cacheprovider --durations=20
 
 # lint-deploy as a prerequisite: one install for both.
 lint: install lint-deploy

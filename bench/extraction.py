@@ -48,6 +48,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="any other setting of the worker (JSON value), e.g. attribute_judge_enabled=false",
     )
     p.add_argument("--keep", action="store_true", help="keep the schema and topics")
+    p.add_argument(
+        "--replay",
+        default=None,
+        help="answer from a recorded transcript, not a model (bench/harness/extraction_replay)",
+    )
     p.add_argument("--summary", action="store_true")
     args = p.parse_args(argv)
     args.overrides = {k: _value(v) for k, v in (kv.split("=", 1) for kv in args.set)}

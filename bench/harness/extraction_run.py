@@ -18,11 +18,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from bench.harness.extraction_replay import Replay
 from bench.harness.llm_recorder import Recorder
 from tests.support import extraction_set as xs
 from tests.support.kafka_io import publish
 from tests.support.metrics import series, total
 from tests.support.metrics import value as metric
+from tests.support.openai_stub import OpenAIStub
 from tests.support.scratch import drop, fresh_settings
 from tests.support.workers import WorkerProcess, outbox_pending, rows, scalar, wait_until
 
@@ -105,7 +107,17 @@ def run(args: Any) -> dict[str, Any]:
     SCRATCH.mkdir(parents=True, exist_ok=True)
     # Every request and answer, for the per-event log (bench/results keeps the figures only).
     transcript = SCRATCH / f"transcript-{tag}.jsonl"
-    recorder = Recorder(args.base_url, transcript).start()
+    replay = stub = None
+    upstream = args.base_url
+    if getattr(args, "replay", None):
+        replay = Replay(Path(args.replay))
+        # As llama-cpp-python's server: json_object only (the client's probe falls back).
+        stub = OpenAIStub(
+            responder=replay, model=args.model, refuse_formats=frozenset({"json_schema"})
+        )
+        stub.start_in_thread()
+        upstream = stub.base_url
+    recorder = Recorder(upstream, transcript).start()
     s = fresh_settings(
         tag,
         embedder="fastembed",
@@ -204,9 +216,12 @@ def run(args: Any) -> dict[str, Any]:
             "sessions": per_session,
             "settings": {k: getattr(s, k) for k in sorted(args.overrides)},
             "transcript": str(transcript),
+            **({"replay": {"of": args.replay, "misses": replay.misses}} if replay else {}),
             "detail": {k: v for k, v in scored.items() if isinstance(v, list)},
         }
     finally:
         recorder.close()
+        if stub is not None:
+            stub.stop()
         if not args.keep:
             drop(s)

@@ -1,0 +1,63 @@
+"""Replay a recorded run's model answers (``python -m bench.extraction --replay TRANSCRIPT``):
+the worker meets a local stub that answers each request with what the real model answered to
+the same message in the transcript, so a change around the model (a guard, the resolution,
+the scoring) is measured in seconds on the answers a real model gave, without the model.
+
+The figures are those of the product's code today on yesterday's answers: the prompt itself
+is not measured (a changed prompt needs a real run), and tokens per event are the stub's
+whitespace counts, not a server's.
+
+Invariants:
+- A request is matched by what it asks, not by the whole prompt: the message part of an
+  extraction prompt (from ``Message from`` on: the known facts listed may differ once a
+  decision differs), the items of a judge's question (their numbers aside). The first
+  recorded answer to the same question wins.
+- A request the transcript never saw is answered with nothing (no candidates, no decisions)
+  and counted (``misses``): a replay that diverges says so in its result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+_ITEM = re.compile(r'"item": \d+, ')
+
+
+def question_key(body: dict[str, Any]) -> str:
+    """What a chat request asks (module docstring)."""
+    messages = body.get("messages") or []
+    system = str(messages[0].get("content", "")) if messages else ""
+    last = str(messages[-1].get("content", "")) if messages else ""
+    at = last.find("Message from")
+    asked = last[at:] if at >= 0 else _ITEM.sub("", last)
+    return f"{system[:80]}\n{asked}"
+
+
+class Replay:
+    """A responder for ``tests.support.openai_stub.OpenAIStub`` from a recorder transcript."""
+
+    def __init__(self, transcript: Path) -> None:
+        self.answers: dict[str, str] = {}
+        for line in transcript.read_text().splitlines():
+            try:
+                record = json.loads(line)
+                content = record["response"]["choices"][0]["message"]["content"]
+                key = question_key(record["request"])
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                continue  # an unanswered or failed request: nothing to replay
+            self.answers.setdefault(key, str(content))
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        found = self.answers.get(question_key(body))
+        if found is not None:
+            return found
+        with self._lock:
+            self.misses += 1
+        system = str((body.get("messages") or [{}])[0].get("content", ""))
+        return '{"decisions": []}' if '"decisions"' in system else '{"candidates": []}'

@@ -1,0 +1,75 @@
+"""The extraction bench's replay (bench/harness/extraction_replay): a request is answered with
+the recorded answer to the same question, whatever the known facts listed or the judge's item
+numbers; anything else (and any transcript line, however broken) never raises."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.harness.extraction_replay import Replay, question_key
+from tests.support.hostile import JSON
+
+
+def _request(system: str, user: str) -> dict[str, object]:
+    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+
+def _record(body: dict[str, object], content: str) -> str:
+    return json.dumps(
+        {"request": body, "response": {"choices": [{"message": {"content": content}}]}}
+    )
+
+
+def test_answers_the_same_question_whatever_was_listed(tmp_path: Path) -> None:
+    asked = _request("extract", "Known facts:\n[f:1] city = Porto\nMessage from the user: hi")
+    judged = _request('judge "decisions"', 'Items:\n{"item": 1, "attribute": "city"}')
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(
+        "\n".join([_record(asked, "A"), "not json", _record(judged, "B"), _record(asked, "C")])
+    )
+    replay = Replay(transcript)
+    # Other facts listed, other item numbers: the same question, the first answer.
+    assert replay(_request("extract", "Known facts: (none)\nMessage from the user: hi")) == "A"
+    assert replay(_request('judge "decisions"', 'Items:\n{"item": 7, "attribute": "city"}')) == "B"
+    assert replay.misses == 0
+    assert json.loads(replay(_request("extract", "Message from the user: bye"))) == {
+        "candidates": []
+    }
+    assert json.loads(replay(_request('judge "decisions"', "Items:\n{}"))) == {"decisions": []}
+    assert replay.misses == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lines=st.lists(
+        JSON
+        | st.text()
+        | st.builds(
+            lambda req, content: {
+                "request": req,
+                "response": {"choices": [{"message": {"content": content}}]},
+            },
+            JSON,
+            JSON,
+        ),
+        max_size=8,
+    ),
+    body=JSON,
+)
+def test_any_transcript_and_any_request_never_raise(
+    tmp_path_factory: object, lines: list[object], body: object
+) -> None:
+    path = tmp_path_factory.mktemp("replay") / "t.jsonl"  # type: ignore[attr-defined]
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines))
+    replay = Replay(path)
+    if (
+        isinstance(body, dict)
+        and isinstance(body.get("messages"), list)
+        and all(isinstance(m, dict) for m in body["messages"])
+    ):
+        assert isinstance(replay(body), str)
+        assert isinstance(question_key(body), str)
