@@ -79,6 +79,17 @@ def unsure_pairs(settings: Any) -> dict[str, list[tuple[OfferedPair, bool]]]:
     return out
 
 
+def _balanced(rows: list[tuple[OfferedPair, bool]]) -> list[tuple[OfferedPair, bool]]:
+    """Same and different pairs alternately (each in its own order), so that ``--limit``
+    takes both kinds, not only the labelled-same pairs that come first."""
+    same = [r for r in rows if r[1]]
+    different = [r for r in rows if not r[1]]
+    out: list[tuple[OfferedPair, bool]] = []
+    for i in range(max(len(same), len(different))):
+        out += [r[i] for r in (same, different) if i < len(r)]
+    return out
+
+
 async def ask(
     settings: Any, pairs: list[OfferedPair], per_call: int
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -128,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     doc: dict[str, Any] = {"model": args.model, "per_call": args.per_call, "splits": {}}
     for split, rows in unsure_pairs(settings).items():
-        rows = rows[: args.limit]
+        rows = _balanced(rows)[: args.limit]
         verdicts, cost = asyncio.run(ask(settings, [o for o, _s in rows], args.per_call))
         decided = [(o, same) for o, same in rows if verdicts.get(o.set_id) in ("same", "different")]
         wrong = [

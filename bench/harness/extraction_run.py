@@ -13,6 +13,8 @@ Figures come from what the product stored (the facts' rows) and from the worker'
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import time
 import uuid
 from pathlib import Path
@@ -20,7 +22,10 @@ from typing import Any
 
 from bench.harness.extraction_replay import Replay
 from bench.harness.llm_recorder import Recorder
+from processors.normalize import embedding_text
+from streams.store.mapping import fact_params
 from tests.support import extraction_set as xs
+from tests.support.facts import make_fact
 from tests.support.kafka_io import publish
 from tests.support.metrics import series, total
 from tests.support.metrics import value as metric
@@ -29,6 +34,7 @@ from tests.support.scratch import drop, fresh_settings
 from tests.support.workers import WorkerProcess, outbox_pending, rows, scalar, wait_until
 
 SCRATCH = Path("/tmp/bench-extraction")
+FILLER_AT = dt.datetime(2025, 12, 1, tzinfo=dt.UTC)
 PROJECT = "xbench"
 MODES = {"single": (False, False), "batch": (True, False), "coalesced": (True, True)}
 
@@ -43,7 +49,7 @@ _FILLER_KINDS = {
 
 
 def filler_facts(n: int) -> list[dict[str, Any]]:
-    """``n`` scripted candidates of distinct, unrelated attributes."""
+    """``n`` facts of unrelated attributes, distinct names (``houseplant_1``, ``houseplant_2``)."""
     kinds = list(_FILLER_KINDS.items())
     out = []
     for i in range(n):
@@ -57,18 +63,40 @@ def filler_facts(n: int) -> list[dict[str, Any]]:
     return out
 
 
-def _filler_events(convs: list[xs.Conversation], n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "event_id": f"{conv.id}-filler",
-            "project_id": PROJECT,
-            "subject_id": conv.id,
-            "occurred_at": "2025-12-01T00:00:00+00:00",
-            "content": "(filler: earlier history)",
-            "metadata": {"fake_candidates": filler_facts(n)},
-        }
+async def _write_filler(s: Any, convs: list[xs.Conversation], n: int) -> None:
+    """``n`` active facts per subject, written straight into the store with their embeddings:
+    published as events they would meet our own attribute resolution (``houseplant_2`` is
+    ``houseplant_1`` renamed) and only a handful would stay active."""
+    from streams.embedding.embedder import make_embedder
+    from streams.store import arrays
+    from streams.store.core import Store
+
+    facts = [
+        make_fact(
+            id=f"{conv.id}-filler-{i}",
+            project_id=PROJECT,
+            subject_id=conv.id,
+            predicate=c["predicate"],
+            value=c["value"],
+            statement=None,
+            source_event_ids=(f"{conv.id}-filler",),
+            valid_from=FILLER_AT,
+            created_at=FILLER_AT,
+            updated_at=FILLER_AT,
+        )
         for conv in convs
+        for i, c in enumerate(filler_facts(n))
     ]
+    texts = [embedding_text(f.predicate, f.value, f.statement) for f in facts]
+    vectors: Any = make_embedder(s.embedding).embed(texts) if texts else []
+    store = await Store.connect(s)
+    try:
+        await store.migrate()
+        rows = [fact_params(f, v) for f, v in zip(facts, vectors, strict=True)]
+        async with store.conn.transaction():
+            await store.conn.execute(arrays.UPSERT_FACTS, arrays.fact_arrays(rows))
+    finally:
+        await store.close()
 
 
 def _encode(evs: list[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
@@ -138,11 +166,7 @@ def run(args: Any) -> dict[str, Any]:
     expected = 0
     try:
         if args.filler:
-            with WorkerProcess(s, log, llm_provider="fake", loglevel="warning") as w:
-                msgs = _encode(_filler_events(convs, args.filler))
-                publish(s, msgs, {})
-                expected = len(msgs)
-                wait_until(lambda: _settled(s, w, expected), 300, "the filler stored")
+            asyncio.run(_write_filler(s, convs, args.filler))
         worker = WorkerProcess(s, log, loglevel="info").start()
         worker.wait_ready(timeout=300)
         sessions = max(len(c.sessions) for c in convs)
