@@ -174,6 +174,9 @@ HTTP_RESPONSES: dict[str, type[BaseModel]] = {
     "aliases": api.AliasesResponse,
     "status": hygiene.Status,
     "consolidate": hygiene.RunResponse,
+    "events": api.EventsAccepted,
+    "command": api.CommandAccepted,
+    "resolve_request": api.ResolveRequest,
 }
 
 

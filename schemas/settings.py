@@ -191,7 +191,14 @@ class Settings(BaseSettings):
     tracing_enabled: bool = False
     http_host: str = "127.0.0.1"
     http_port: int = 6066
+    # The admin token: every right on every route. Project-scoped tokens live hashed in
+    # PostgreSQL (`consolidator tokens create`); with neither, the API is open (loopback).
     api_token: SecretStr | None = None
+    # POST /v1/events: the largest body read (a bigger one is a 413 before it is parsed).
+    http_events_max_bytes: int = Field(default=1_048_576, ge=1024, le=64 * 1_048_576)
+    # POST /v1/events: the most events in one request (each one Kafka message, all acked
+    # before the 202); more is a 400.
+    http_events_max_batch: int = Field(default=500, ge=1, le=10_000)
 
     # --- hygiene defaults (hot-reloaded overrides come from memory-consolidate.config) ---
     hygiene_enabled: bool = True

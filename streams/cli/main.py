@@ -27,11 +27,12 @@ from streams.cli import (
     hygiene,
     read,
     stack,
+    tokens,
     transfer,
 )
 from streams.cli.common import fail
 
-GROUPS = (stack, events, facts, commands, calibrate, demo, read, hygiene, transfer)
+GROUPS = (stack, events, facts, commands, calibrate, demo, read, hygiene, transfer, tokens)
 
 
 def _settings(args: argparse.Namespace) -> Settings:

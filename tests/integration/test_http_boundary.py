@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from schemas.settings import Settings
-from streams.http.api import ReadSide
+from streams.http.readside import ReadSide
 from streams.kafka import sdk
 from tests.support.workers import WorkerProcess, event, outbox_pending, scalar, wait_until
 
