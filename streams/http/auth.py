@@ -3,8 +3,8 @@ view of the worker (``/health`` excepted).
 
 Invariants:
 - Open mode (every request is the admin) holds only while ``settings.api_token`` is unset
-  and no live token is stored; as soon as either exists, a request without a valid bearer
-  token is a 401 before any view runs.
+  and no token was ever stored (revoking every token does not reopen it); once either
+  exists, a request without a valid bearer token is a 401 before any view runs.
 - ``Authorization: Bearer <CONSOLIDATOR_API_TOKEN>`` (compared in constant time) is the
   admin: every right on every route. Any other bearer is looked up by its sha256
   (``processors.access.digest``); an unknown or revoked one is a 401. A value that cannot be
@@ -108,7 +108,7 @@ class Authority:
             return False
         try:
             async with self._store() as store:
-                self._open_known = not await store.live_tokens_exist()
+                self._open_known = not await store.any_tokens_exist()
         except _OUTAGE:
             if self._open_known is None:
                 raise

@@ -106,10 +106,9 @@ class Tokens(Base):
         row = await cur.fetchone()
         return None if row is None else _token(row)
 
-    async def live_tokens_exist(self) -> bool:
-        """Whether any token is live (then the API is closed to requests without one)."""
-        cur = await self.conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM api_tokens WHERE revoked_at IS NULL) AS any"
-        )
+    async def any_tokens_exist(self) -> bool:
+        """Whether any token was ever stored, revoked ones included: revoking the last token
+        must not silently reopen the API to requests without one."""
+        cur = await self.conn.execute("SELECT EXISTS (SELECT 1 FROM api_tokens) AS any")
         row = await cur.fetchone()
         return bool(row and row["any"])
