@@ -14,30 +14,8 @@ from hypothesis import strategies as st
 from schemas.events import RawEvent
 from streams.http.ingest import Invalid, parse_events
 from streams.kafka import sdk
-from tests.support.hostile import HOSTILE_TEXT, JSON, event_dict
-
-FIELDS = ["event_id", "project_id", "subject_id", "occurred_at", "content", "role", "kind"]
-FIELD_VALUES = HOSTILE_TEXT | JSON | st.integers(min_value=-(2**70), max_value=2**70)
-
-
-@st.composite
-def event_like(draw: st.DrawFn) -> Any:
-    base = event_dict()
-    for name in draw(st.lists(st.sampled_from(FIELDS), max_size=3)):
-        if draw(st.booleans()):
-            base.pop(name, None)
-        else:
-            base[name] = draw(FIELD_VALUES)
-    if draw(st.booleans()):
-        base[draw(st.text(max_size=8))] = draw(JSON)
-    return base
-
-
-# Valid batches too (with repeats), so the accepting side is exercised as often as refusals.
-GOOD = st.lists(st.builds(event_dict), min_size=1, max_size=4).flatmap(
-    lambda evs: st.lists(st.sampled_from(evs), min_size=1, max_size=6)
-)
-BODIES = JSON | event_like() | st.lists(event_like() | JSON, max_size=6) | GOOD
+from tests.support.hostile import EVENT_BODIES as BODIES
+from tests.support.hostile import event_dict
 
 
 @given(body=BODIES, max_batch=st.integers(min_value=1, max_value=8))
