@@ -199,6 +199,13 @@ class Settings(BaseSettings):
     # POST /v1/events: the most events in one request (each one Kafka message, all acked
     # before the 202); more is a 400.
     http_events_max_batch: int = Field(default=500, ge=1, le=10_000)
+    # POST /v1/events: events a second per token (the admin counts as one caller), refilled
+    # continuously up to http_events_burst; over it a request is a 429 with Retry-After.
+    # 0: no rate bound.
+    http_events_per_s: float = Field(default=0.0, ge=0)
+    # POST /v1/events: the most events a caller may send at once after a pause (a request
+    # larger than this is a 400: it could never be admitted).
+    http_events_burst: int = Field(default=1000, ge=1, le=1_000_000)
 
     # --- hygiene defaults (hot-reloaded overrides come from memory-consolidate.config) ---
     hygiene_enabled: bool = True

@@ -16,6 +16,9 @@ Invariants:
   published once; repeated with a different body it is a 400 (which one is meant cannot be
   known). An id sent by an earlier request is published again and accepted: the worker
   stores an event once per (project, event_id) and drops the repeat as a duplicate.
+- A caller (a token, or the admin) sends at most ``http_events_burst`` events at once and
+  ``http_events_per_s`` a second after that (``processors.ratelimit``); over it a request is
+  a 429 with ``Retry-After`` and nothing of it is sent.
 - ``202`` with the event ids only after the broker acknowledged every message; an outage
   or a refusal is a 503 (resending the same request is safe, by the rule above).
 """
@@ -24,16 +27,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import time
 from typing import Any
 
 import faust
 from aiohttp import web
 from pydantic import ValidationError
 
+from processors.ratelimit import Buckets
 from schemas import topics
 from schemas.api import EventsAccepted
 from schemas.settings import Settings
-from streams.http.auth import json_error, require
+from streams.http.auth import PRINCIPAL, json_error, require
 from streams.http.body import BodyError, first_error, read_json
 from streams.kafka.sdk import event_record
 from streams.ports import BrokerUnavailable
@@ -81,6 +87,7 @@ def parse_events(data: Any, max_batch: int) -> tuple[list[str], list[Record]]:
 def install(app: Any, rt: Any, settings: Settings) -> None:
     """Register ``POST /v1/events`` on the faust app (before it starts)."""
     topic = topics.Topics(settings.topic_prefix).events
+    buckets = Buckets(settings.http_events_per_s, settings.http_events_burst)
 
     class Events(faust.web.View):
         async def post(self, request: Any) -> Any:
@@ -93,6 +100,17 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
                 return json_error(400, str(exc))
             for project in sorted({project for project, _k, _v in records}):
                 require(request, project, write=True)
+            principal = request.get(PRINCIPAL)
+            caller = (principal.token_id if principal else None) or "admin"
+            try:
+                wait = buckets.take(caller, len(records), time.monotonic())
+            except ValueError as exc:
+                return json_error(400, str(exc))
+            if wait > 0:
+                retry = str(max(1, math.ceil(wait)))
+                answer = json_error(429, f"over {settings.http_events_per_s:g} events/s")
+                answer.headers["Retry-After"] = retry
+                return answer
             messages: list[tuple[str, str, bytes, list[tuple[str, bytes]]]] = [
                 (topic, key, value, []) for _p, key, value in records
             ]

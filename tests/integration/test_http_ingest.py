@@ -7,6 +7,7 @@ request is published, nothing accepted is lost, and the next good request works.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -180,3 +181,24 @@ def _identities(value: Any) -> set[tuple[str, str]]:
         and isinstance(i.get("project_id"), str)
         and isinstance(i.get("event_id"), str)
     }
+
+
+def test_rate_bound_per_caller_is_a_429_that_sends_nothing(
+    settings: Settings, tmp_path: Path
+) -> None:
+    s = settings.model_copy(
+        update={"api_token": SecretStr(ADMIN), "http_events_per_s": 1.0, "http_events_burst": 3}
+    )
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        status, body = post(w, [event_dict(event_id=f"r{i}") for i in range(3)])
+        assert status == 202, body
+        status, answer, _ = request(
+            w.url, "/v1/events", ADMIN, "POST", json=event_dict(event_id="refused")
+        )
+        assert status == 429 and orjson.loads(answer)["status"] == 429
+        status, body = post(w, [event_dict() for _ in range(4)])
+        assert status == 400 and "burst" in body["error"]
+        time.sleep(1.2)  # one event a second refills
+        assert post(w, event_dict(event_id="later"))[0] == 202
+        ids = {v["event_id"] for _k, v, _r in on_topic(s)}
+        assert ids == {"r0", "r1", "r2", "later"}
