@@ -173,6 +173,12 @@ class Client:
         path = f"/v1/facts/{urllib.parse.quote(fact_id, safe='')}"
         return self._call(CommandAccepted, "DELETE", path, _query(project=project, subject=subject))
 
+    def pin(self, project: str, subject: str, fact_id: str, pinned: bool = True) -> CommandAccepted:
+        """Pin a fact (untouchable by automated paths), or unpin it."""
+        action = "pin" if pinned else "unpin"
+        path = f"/v1/facts/{urllib.parse.quote(fact_id, safe='')}/{action}"
+        return self._call(CommandAccepted, "POST", path, _query(project=project, subject=subject))
+
     # --- reads ---
 
     def recall(

@@ -53,6 +53,7 @@ SCOPED_ROUTES = frozenset(
         "/v1/events",
         "/v1/subjects/{project}/{subject}",
         "/v1/facts/{fact_id}",
+        "/v1/facts/{fact_id}/{action}",
         "/v1/conflicts/{conflict_id}/resolve",
         "/v1/consolidate",
     }

@@ -1,6 +1,8 @@
 """Commands over HTTP: ``DELETE /v1/subjects/{project}/{subject}`` and ``DELETE
 /v1/facts/{fact_id}`` (with ``project`` and ``subject`` query parameters) erase;
-``POST /v1/conflicts/{conflict_id}/resolve`` (a ``ResolveRequest`` body) resolves.
+``POST /v1/conflicts/{conflict_id}/resolve`` (a ``ResolveRequest`` body) resolves;
+``POST /v1/facts/{fact_id}/pin`` and ``/unpin`` (``project`` and ``subject`` query parameters)
+pin and unpin.
 
 Invariants: ids and bodies are validated before anything is sent (a ``400`` with a JSON
 body); the token must be allowed to write the project (``require``, a ``403`` otherwise,
@@ -47,14 +49,16 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         )
         return web.json_response(body.model_dump(mode="json", exclude_none=True), status=202)
 
-    async def erase(request: Any, project: str, subject: str, fact_id: str | None) -> Any:
+    async def on_fact(
+        request: Any, kind: str, project: str, subject: str, fact_id: str | None
+    ) -> Any:
         if not is_scope_id(project) or not is_scope_id(subject):
             return json_error(400, "project and subject must be valid scope ids")
         if fact_id is not None and (problem := id_problem(fact_id)):
             return json_error(400, f"fact id: {problem}")
         cmd = Command(
             command_id=f"http-{uuid.uuid4()}",
-            type="erase",
+            type=kind,
             project_id=project,
             subject_id=subject,
             fact_id=fact_id,
@@ -64,12 +68,21 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
 
     class Subjects(faust.web.View):
         async def delete(self, request: Any, project: str, subject: str) -> Any:
-            return await erase(request, project, subject, None)
+            return await on_fact(request, "erase", project, subject, None)
 
     class Facts(faust.web.View):
         async def delete(self, request: Any, fact_id: str) -> Any:
             query = request.query
-            return await erase(request, query.get("project", ""), query.get("subject", ""), fact_id)
+            project, subject = query.get("project", ""), query.get("subject", "")
+            return await on_fact(request, "erase", project, subject, fact_id)
+
+    class Pin(faust.web.View):
+        async def post(self, request: Any, fact_id: str, action: str) -> Any:
+            if action not in ("pin", "unpin"):
+                return json_error(404, "not found")
+            query = request.query
+            project, subject = query.get("project", ""), query.get("subject", "")
+            return await on_fact(request, action, project, subject, fact_id)
 
     class Resolve(faust.web.View):
         async def post(self, request: Any, conflict_id: str) -> Any:
@@ -96,3 +109,4 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
     app.page("/v1/subjects/{project}/{subject}")(Subjects)
     app.page("/v1/facts/{fact_id}")(Facts)
     app.page("/v1/conflicts/{conflict_id}/resolve")(Resolve)
+    app.page("/v1/facts/{fact_id}/{action}")(Pin)

@@ -12,6 +12,7 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from schemas import topics
+from schemas.facts import Fact
 from schemas.settings import Settings
 from streams.client import ApiError, Client
 from tests.support.workers import NO_ATTRIBUTE_MATCHING, WorkerProcess, cli, read_topic, wait_until
@@ -35,6 +36,10 @@ def candidate(predicate: str, value: dict[str, Any]) -> dict[str, Any]:
 
 def current(api: Client, project: str, subject: str) -> dict[str, Any]:
     return {f.predicate: f.value for f in api.facts(project, subject).facts if f.predicate}
+
+
+def _fact(api: Client, fact_id: str) -> Fact:
+    return next(f for f in api.facts("p1", "alice").facts if f.id == fact_id)
 
 
 def test_remember_recall_resolve_erase(worker: tuple[Settings, WorkerProcess]) -> None:
@@ -66,6 +71,10 @@ def test_remember_recall_resolve_erase(worker: tuple[Settings, WorkerProcess]) -
     rest = api.facts("p1", "alice", limit=10, cursor=first.next_cursor)
     assert {f.predicate for f in first.facts + rest.facts} == {"home_city", "color"}
     paris = next(f for f in api.facts("p1", "alice").facts if f.predicate == "home_city")
+    assert api.pin("p1", "alice", paris.id).fact_id == paris.id
+    wait_until(lambda: _fact(api, paris.id).pinned, 60, "pinned")
+    api.pin("p1", "alice", paris.id, pinned=False)
+    wait_until(lambda: not _fact(api, paris.id).pinned, 60, "unpinned")
     assert api.erase("p1", "alice", fact_id=paris.id).fact_id == paris.id
     wait_until(lambda: "home_city" not in current(api, "p1", "alice"), 60, "fact erased")
     assert "color" in current(api, "p1", "alice")
@@ -86,6 +95,7 @@ def test_refusals_are_api_errors_and_bad_events_are_never_sent(
         lambda: reader.conflicts("p1"),
         lambda: reader.remember("p2", "bob", "hello"),  # read-only
         lambda: reader.erase("p2", "bob"),
+        lambda: reader.pin("p2", "bob", "f1"),
         lambda: reader.resolve("p2", "bob", "cs1", "keep_existing"),
     ):
         with pytest.raises(ApiError) as refused:

@@ -97,7 +97,7 @@ ROUTES: list[tuple[str, str, str, dict[str, str], Any, tuple[str, ...] | None, b
 ]
 
 
-COMMAND_ROUTES = ("erase", "erase-fact", "resolve")
+COMMAND_ROUTES = ("erase", "erase-fact", "pin", "unpin", "resolve")
 
 
 def body_for(kind: Any, project: str, n: int) -> Any:
