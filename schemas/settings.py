@@ -207,6 +207,15 @@ class Settings(BaseSettings):
     # larger than this is a 400: it could never be admitted).
     http_events_burst: int = Field(default=1000, ge=1, le=1_000_000)
 
+    # --- the MCP server (`consolidator mcp`) ---
+    # The worker API it calls (unset: http://{http_host}:{http_port}) and the bearer token it
+    # sends (unset: api_token); give it a project-scoped token in production.
+    mcp_api_url: str | None = None
+    mcp_token: SecretStr | None = None
+    # Where `consolidator mcp --transport http` listens (streamable HTTP at /mcp).
+    mcp_http_host: str = "127.0.0.1"
+    mcp_http_port: int = Field(default=6067, ge=1, le=65535)
+
     # --- hygiene defaults (hot-reloaded overrides come from memory-consolidate.config) ---
     hygiene_enabled: bool = True
     hygiene_interval_hours: float = Field(default=24, gt=0)

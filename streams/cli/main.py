@@ -25,6 +25,7 @@ from streams.cli import (
     events,
     facts,
     hygiene,
+    mcp,
     read,
     stack,
     tokens,
@@ -32,7 +33,7 @@ from streams.cli import (
 )
 from streams.cli.common import fail
 
-GROUPS = (stack, events, facts, commands, calibrate, demo, read, hygiene, transfer, tokens)
+GROUPS = (stack, events, facts, commands, calibrate, demo, read, hygiene, transfer, tokens, mcp)
 
 
 def _settings(args: argparse.Namespace) -> Settings:

@@ -1,0 +1,57 @@
+"""``consolidator mcp``: serve the Model Context Protocol for one (project, subject).
+
+Invariants: the scope is the ``--project`` / ``--subject`` given here, never a tool argument
+(:mod:`streams.mcp_server`); the server talks to the worker's HTTP API only
+(``mcp_api_url``, with ``mcp_token`` or else the admin ``api_token``); stdio keeps stdout
+for the protocol (nothing else is printed there); without the ``mcp`` package the command is
+one ``error:`` line naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from schemas.base import ID_PATTERN, is_scope_id
+from schemas.settings import Settings
+from streams.cli.common import fail
+
+if TYPE_CHECKING:
+    from streams.cli.common import Subparsers
+
+
+def cmd_mcp(args: argparse.Namespace, s: Settings) -> int:
+    """Run the MCP server until its client goes away (stdio) or it is stopped (http)."""
+    for flag, value in (("--project", args.project), ("--subject", args.subject)):
+        if not is_scope_id(value):
+            return fail(f"{flag} {value!r} must match {ID_PATTERN}")
+    try:
+        from streams.mcp_server import build_server
+    except ImportError as exc:
+        return fail(f"{exc}: install the extra, pip install 'memory-consolidator[mcp]'")
+    from streams.client import Client
+
+    token = s.mcp_token or s.api_token
+    url = s.mcp_api_url or f"http://{s.http_host}:{s.http_port}"
+    api = Client(url, token.get_secret_value() if token else None)
+    server = build_server(api, args.project, args.subject)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run(
+            "streamable-http",
+            host=args.host or s.mcp_http_host,
+            port=args.port or s.mcp_http_port,
+        )
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    """Add ``mcp``."""
+    m = sub.add_parser("mcp", help="serve the Model Context Protocol for one subject")
+    m.add_argument("--project", required=True, help="the scope: no tool can choose another")
+    m.add_argument("--subject", required=True)
+    m.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    m.add_argument("--host", help="http: the address (default CONSOLIDATOR_MCP_HTTP_HOST)")
+    m.add_argument("--port", type=int, help="http: the port (default CONSOLIDATOR_MCP_HTTP_PORT)")
+    m.set_defaults(fn=cmd_mcp)
