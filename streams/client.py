@@ -41,10 +41,25 @@ from schemas.api import (
     ResolveRequest,
 )
 from schemas.events import RawEvent
-from schemas.facts import Resolution
+from schemas.facts import Fact, Resolution
 
 M = TypeVar("M", bound=BaseModel)
 Role = Literal["user", "assistant", "system", "tool"]
+
+
+def fact_summary(f: Fact) -> dict[str, Any]:
+    """What an agent needs of a fact, as plain JSON (no embeddings, no provenance lists):
+    the shape the MCP tools and the LangGraph store hand to a model."""
+    return {
+        "id": f.id,
+        "predicate": f.predicate,
+        "value": f.value,
+        "statement": f.statement,
+        "status": f.status,
+        "pinned": f.pinned,
+        "valid_from": f.valid_from.isoformat(),
+        "valid_to": f.valid_to.isoformat() if f.valid_to else None,
+    }
 
 
 class ApiError(Exception):

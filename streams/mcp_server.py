@@ -27,8 +27,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from processors.instants import parse_time
-from schemas.facts import Fact, Resolution
-from streams.client import ApiError, Client
+from schemas.facts import Resolution
+from streams.client import ApiError, Client, fact_summary
 
 INSTRUCTIONS = (
     "Long-term memory of one user. Call `remember` with what the user says that is worth "
@@ -38,20 +38,6 @@ INSTRUCTIONS = (
 )
 # How many conflict pages ``conflicts`` reads at most (a project may hold many subjects).
 MAX_CONFLICT_PAGES = 20
-
-
-def _fact(f: Fact) -> dict[str, Any]:
-    """The fields a model needs of a fact (no embeddings, no provenance lists)."""
-    return {
-        "id": f.id,
-        "predicate": f.predicate,
-        "value": f.value,
-        "statement": f.statement,
-        "status": f.status,
-        "pinned": f.pinned,
-        "valid_from": f.valid_from.isoformat(),
-        "valid_to": f.valid_to.isoformat() if f.valid_to else None,
-    }
 
 
 def _instant(value: str | None) -> datetime | None:
@@ -91,7 +77,7 @@ def build_server(api: Client, project: str, subject: str) -> MCPServer:
         ctx = call(api.recall, project, subject, query, k=k)
         return {
             "text": ctx.text,
-            "facts": [_fact(c.fact) | {"in_conflict": c.in_conflict} for c in ctx.facts],
+            "facts": [fact_summary(c.fact) | {"in_conflict": c.in_conflict} for c in ctx.facts],
             "events": [
                 {"content": e.content, "occurred_at": e.occurred_at.isoformat()} for e in ctx.events
             ],
@@ -107,7 +93,10 @@ def build_server(api: Client, project: str, subject: str) -> MCPServer:
             as_of=_instant(as_of),
             include_superseded=include_superseded,
         )
-        return {"facts": [_fact(f) for f in page.facts], "more": page.next_cursor is not None}
+        return {
+            "facts": [fact_summary(f) for f in page.facts],
+            "more": page.next_cursor is not None,
+        }
 
     @server.tool()
     def conflicts() -> dict[str, Any]:
@@ -122,7 +111,7 @@ def build_server(api: Client, project: str, subject: str) -> MCPServer:
                         {
                             "conflict_id": review.conflict_set.id,
                             "predicate": review.conflict_set.predicate,
-                            "facts": [_fact(f) for f in review.facts],
+                            "facts": [fact_summary(f) for f in review.facts],
                         }
                     )
             cursor = page.next_cursor
@@ -163,6 +152,6 @@ def build_server(api: Client, project: str, subject: str) -> MCPServer:
             page = call(api.facts, project, subject)
         except ToolError as exc:  # a resource reports its failure as a resource error
             raise ResourceError(str(exc)) from None
-        return orjson.dumps([_fact(f) for f in page.facts]).decode()
+        return orjson.dumps([fact_summary(f) for f in page.facts]).decode()
 
     return server
