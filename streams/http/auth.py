@@ -15,7 +15,8 @@ Invariants:
   403 for a token. ``Forbidden`` anywhere in a view is a 403 with an ``ErrorResponse`` body
   that names only what the request itself sent.
 - When the database cannot answer, a token is neither accepted nor refused: 503 (fail
-  closed). Open mode keeps its last known answer across a database outage.
+  closed). Open mode keeps its last known answer across a database outage, and once a token
+  exists the API stays closed without asking again (rows are revoked, never deleted).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class Authority:
     def __init__(self, settings: Settings, reads: ReadSide | None = None):
         self.settings = settings
         self.reads = reads or ReadSide(settings)
-        self._open_known: bool | None = None  # last answer of "no live token stored"
+        self._open_known: bool | None = None  # last answer of "no token was ever stored"
 
     @contextlib.asynccontextmanager
     async def _store(self) -> AsyncIterator[Store]:
@@ -106,6 +107,9 @@ class Authority:
 
     async def _is_open(self) -> bool:
         if self.settings.api_token is not None:
+            return False
+        if self._open_known is False:
+            # Token rows are revoked, never deleted: once closed, closed for good.
             return False
         try:
             async with self._store() as store:
@@ -118,12 +122,12 @@ class Authority:
 
     async def principal(self, request: Any) -> Principal:
         """Who sent ``request``; ``Unauthenticated`` when nobody valid did."""
+        if await self._is_open():
+            return ADMIN  # as before tokens existed: whatever the request carries
         header = request.headers.get("Authorization", "")
         scheme, _, value = header.partition(" ")
         token = value.strip()
         if not header:
-            if await self._is_open():
-                return ADMIN
             raise Unauthenticated("missing bearer token")
         if scheme.lower() != "bearer" or not token:
             raise Unauthenticated("malformed Authorization header")

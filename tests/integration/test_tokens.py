@@ -247,8 +247,11 @@ def test_open_until_a_token_is_stored(settings: Settings, tmp_path: Path) -> Non
         query = {"project": "p1", "subject": "alice"}
         assert request(w.url, "/v1/facts", query=query)[0] == 200
         assert request(w.url, "/metrics")[0] == 200
+        # As before tokens existed: a bearer, even a wrong one, changes nothing while open.
+        assert request(w.url, "/v1/facts", "whatever", query=query)[0] == 200
         made = create(settings, "--project", "p1", "--read-only")
         assert request(w.url, "/v1/facts", query=query)[0] == 401
+        assert request(w.url, "/v1/facts", "whatever", query=query)[0] == 401
         assert request(w.url, "/v1/facts", made["secret"], query=query)[0] == 200
         assert request(w.url, "/metrics", made["secret"])[0] == 403
         assert cli(settings, "tokens", "revoke", made["id"]).returncode == 0
