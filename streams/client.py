@@ -9,7 +9,8 @@
 Invariants:
 - Every answer is parsed into the contract's model (``schemas.api``), so a client never
   sees an unvalidated shape; every non-2xx answer is an ``ApiError`` carrying the status and
-  the server's one-line reason, never a partial result.
+  the server's one-line reason, never a partial result; no answer at all is ``Unreachable``
+  (an ``ApiError`` with status 0).
 - An event is validated as a ``RawEvent`` before it is sent, so a bad one fails here with
   pydantic's message and nothing is sent; ``remember`` gives each event a fresh id unless
   one is passed (pass the same id to make a retry idempotent).
@@ -71,6 +72,14 @@ class ApiError(Exception):
         self.message = message
 
 
+class Unreachable(ApiError):
+    """No answer at all (connection refused or reset, a timeout): ``status`` is 0. Sending
+    the same events again is safe (the worker drops an event id it has stored)."""
+
+    def __init__(self, message: str):
+        super().__init__(0, message)
+
+
 def _error(status: int, body: bytes) -> ApiError:
     try:
         return ApiError(status, ErrorResponse.model_validate_json(body).error)
@@ -122,6 +131,9 @@ class Client:
                 return model.model_validate_json(answer.read())
         except urllib.error.HTTPError as exc:
             raise _error(exc.code, exc.read()) from None
+        except (urllib.error.URLError, OSError) as exc:  # refused, reset, timed out
+            reason = getattr(exc, "reason", exc)
+            raise Unreachable(f"no answer from {self.base_url}: {reason}") from None
 
     # --- writes: through Kafka, acknowledged before the answer ---
 

@@ -8,12 +8,14 @@ what, never the rejected value itself (it may be huge, or unprintable).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 CHUNK = 64 * 1024
+_PLAIN = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 class BodyError(Exception):
@@ -50,13 +52,23 @@ async def read_json(request: Any, limit: int) -> Any:
         raise BodyError(400, f"body is not JSON: {exc}") from None
 
 
+def _part(p: object) -> str:
+    """One step of a validation error's location, printable on one line whatever key a
+    client sent (a newline, a control character, a 10 KB name)."""
+    if isinstance(p, int) or (isinstance(p, str) and _PLAIN.fullmatch(p)):
+        return str(p)
+    text = ascii(p)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def first_error(exc: ValidationError, prefix: str = "") -> str:
     """The first problem of a validation error in one line: ``where: what (n problems)``."""
     errors = exc.errors(include_url=False, include_input=False)
     if not errors:
         return f"{prefix or 'body'}: invalid value"
     first = errors[0]
-    where = ".".join(str(p) for p in first.get("loc", ()))
+    where = ".".join(_part(p) for p in first.get("loc", ()))
     where = f"{prefix}.{where}" if prefix and where else (prefix or where or "body")
     more = f" ({len(errors)} problems)" if len(errors) > 1 else ""
-    return f"{where}: {first.get('msg', 'invalid value')}{more}"
+    what = " ".join(str(first.get("msg", "invalid value")).split())  # one line, always
+    return f"{where}: {what}{more}"

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 from pydantic import SecretStr
@@ -19,6 +21,8 @@ from schemas import topics
 from schemas.settings import Settings
 from streams.client import ApiError, Client
 from streams.langgraph_store import ConsolidatorStore
+from tests.support.examples import against_a_worker
+from tests.support.hostile import HOSTILE_TEXT, JSON
 from tests.support.workers import (
     NO_ATTRIBUTE_MATCHING,
     WorkerProcess,
@@ -141,3 +145,44 @@ def test_namespaces_and_scope(stack: tuple[Settings, WorkerProcess, Client]) -> 
     assert read_topic(s, topics.EVENTS, idle=1.0) == []
     with pytest.raises(ValueError):
         ConsolidatorStore(client, "not a project")
+
+
+NAMESPACES = st.tuples(st.just("memories"), HOSTILE_TEXT) | st.lists(HOSTILE_TEXT, max_size=3).map(
+    tuple
+)
+VALUES = st.dictionaries(
+    st.sampled_from(["content", "role", "mood", "x"]) | st.text(max_size=6),
+    HOSTILE_TEXT | JSON | st.integers(min_value=-(2**70), max_value=2**70),
+    max_size=4,
+)
+
+
+def test_hostile_namespaces_keys_and_values_are_refused_or_stay_in_scope(
+    stack: tuple[Settings, WorkerProcess, Client],
+) -> None:
+    """Whatever a graph puts or searches, the store either sends it for the store's project
+    and the namespace's subject, or refuses it locally (InvalidNamespaceError, ValueError) or
+    by the API (ApiError); nothing else escapes, and the worker keeps running."""
+    s, w, client = stack
+    store = ConsolidatorStore(client, "p1", prefix=("memories",))
+    sent_for: set[str] = set()
+
+    @against_a_worker(120)
+    @given(namespace=NAMESPACES, key=HOSTILE_TEXT, value=VALUES, search=st.booleans())
+    def one(namespace: tuple[str, ...], key: str, value: dict[str, Any], search: bool) -> None:
+        try:
+            if search:
+                store.search(namespace, query=key or None, filter=value or None)
+            else:
+                store.put(namespace, key, value)
+                sent_for.add(namespace[-1])
+        except (InvalidNamespaceError, ValueError, ApiError):
+            pass
+
+    one()
+    w.check()
+    events = [json.loads(v) for _k, v, _h in read_topic(s, topics.EVENTS, idle=1.0)]
+    assert {(e["project_id"], e["subject_id"]) for e in events} <= {("p1", x) for x in sent_for}
+    assert {e["subject_id"] for e in events} == sent_for
+    store.put(("memories", "alice"), "k", {"content": "I live in Oslo."})
+    wait_until(lambda: homes(store) == [{"value": "Oslo"}], 60, "the next good put")

@@ -14,17 +14,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pydantic import SecretStr
 
+from schemas import topics
 from schemas.settings import Settings
+from streams.client import Client as ApiClient
+from streams.mcp_server import build_server
+from tests.support.examples import against_a_worker
+from tests.support.hostile import HOSTILE_TEXT, JSON
 from tests.support.net import free_port
 from tests.support.workers import (
     NO_ATTRIBUTE_MATCHING,
     REPO,
     WorkerProcess,
     cli,
+    read_topic,
     settings_env,
     wait_until,
 )
@@ -172,3 +180,57 @@ def _listening(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+ARGS = st.dictionaries(
+    st.sampled_from(
+        [
+            "content",
+            "role",
+            "query",
+            "k",
+            "as_of",
+            "include_superseded",
+            "conflict_id",
+            "resolution",
+            "choose_fact_id",
+            "fact_id",
+            "project",
+            "subject",
+            "x",
+        ]
+    ),
+    HOSTILE_TEXT | JSON | st.integers(min_value=-(2**70), max_value=2**70),
+    max_size=4,
+)
+
+
+def test_any_tool_arguments_are_a_result_or_a_tool_error_in_scope(
+    worker: tuple[Settings, WorkerProcess],
+) -> None:
+    """Whatever a model sends (wrong types, huge numbers, any unicode, a project or subject
+    it hopes to pick), a call ends as a result or a tool error, the server goes on, and
+    every event and command sent is the configured subject's."""
+    s, w = worker
+    assert s.mcp_token is not None
+    server = build_server(ApiClient(w.url, s.mcp_token.get_secret_value()), "p1", "alice")
+
+    async def call(name: str, args: dict[str, Any]) -> Any:
+        async with Client(server) as client:
+            return await client.call_tool(name, args)
+
+    @against_a_worker(120)
+    @given(name=st.sampled_from(sorted(TOOLS | {"nope"})), args=ARGS)
+    def one(name: str, args: dict[str, Any]) -> None:
+        result = asyncio.run(call(name, args))
+        assert result.is_error in (True, False)
+        if result.is_error:
+            assert result.content and result.content[0].text
+
+    one()
+    good = asyncio.run(call("remember", {"content": "I live in Porto."}))
+    assert not good.is_error
+    for base in (topics.EVENTS, topics.COMMANDS):
+        for _k, v, _h in read_topic(s, base, idle=1.0):
+            message = json.loads(v)
+            assert (message["project_id"], message["subject_id"]) == ("p1", "alice"), message
