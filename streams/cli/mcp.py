@@ -4,17 +4,20 @@ Invariants: the scope is the ``--project`` / ``--subject`` given here, never a t
 (:mod:`streams.mcp_server`); the server talks to the worker's HTTP API only
 (``mcp_api_url``, with ``mcp_token`` or else the admin ``api_token``); stdio keeps stdout
 for the protocol (nothing else is printed there); without the ``mcp`` package the command is
-one ``error:`` line naming the extra to install.
+one ``error:`` line naming the extra to install; HTTP beyond loopback warns on stderr (the
+endpoint has no login of its own).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from schemas.base import ID_PATTERN, is_scope_id
 from schemas.settings import Settings
 from streams.cli.common import fail
+from streams.safety import is_loopback
 
 if TYPE_CHECKING:
     from streams.cli.common import Subparsers
@@ -37,12 +40,16 @@ def cmd_mcp(args: argparse.Namespace, s: Settings) -> int:
     server = build_server(api, args.project, args.subject)
     if args.transport == "stdio":
         server.run("stdio")
-    else:
-        server.run(
-            "streamable-http",
-            host=args.host or s.mcp_http_host,
-            port=args.port or s.mcp_http_port,
+        return 0
+    host = args.host or s.mcp_http_host
+    if not is_loopback(host):
+        # The MCP endpoint has no login of its own: its caller acts with its token.
+        print(
+            f"warning: MCP over HTTP on {host!r} (beyond loopback): whoever reaches it acts "
+            f"as {args.project}/{args.subject} with the server's token",
+            file=sys.stderr,
         )
+    server.run("streamable-http", host=host, port=args.port or s.mcp_http_port)
     return 0
 
 

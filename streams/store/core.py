@@ -27,6 +27,7 @@ from schemas.events import RawEvent
 from schemas.settings import Settings
 from streams.store import arrays, dedup, erase, search_schema, tokens
 from streams.store import schema as sql
+from streams.store.base import MIGRATION_LOCK
 from streams.store.mapping import (  # re-exported: the store's public surface
     SubjectKey,
     conflict_from_row,
@@ -91,7 +92,7 @@ class Store(ReadQueries, SearchQueries, StateReads, Tokens):
         """Create or upgrade the schema (one migrator at a time)."""
         async with self.conn.transaction():
             # One migrator at a time when several workers boot together.
-            await self.conn.execute("SELECT pg_advisory_xact_lock(7305411)")
+            await self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             for stmt in [
                 *sql.ddl(self.settings.embedding_dim),
                 *search_schema.ddl(),

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from schemas.tokens import ApiToken
-from streams.store.base import Base
+from streams.store.base import MIGRATION_LOCK, Base
 
 
 def ddl() -> list[str]:
@@ -54,9 +54,12 @@ class Tokens(Base):
 
     async def ensure_tokens(self) -> None:
         """Create the table if it is missing (the CLI's token commands may run before any
-        worker migrated the schema; the full migration is the worker's)."""
-        for stmt in ddl():
-            await self.conn.execute(stmt)
+        worker migrated the schema; the full migration is the worker's), under the
+        migration lock, so a worker booting meanwhile never races this CREATE."""
+        async with self.conn.transaction():
+            await self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            for stmt in ddl():
+                await self.conn.execute(stmt)
 
     async def create_token(
         self,
