@@ -170,3 +170,14 @@ class ResolveRequest(Frozen):
     choose_fact_id: OpaqueId | None = None
     # Optional idempotency key of the command (default: a fresh ``http-<uuid4>``).
     command_id: OpaqueId | None = None
+
+
+class WhoAmI(Frozen):
+    """``GET /v1/whoami``: what the request's bearer token may do (never the token)."""
+
+    schema_version: Literal[1] = API_VERSION
+    admin: bool
+    token_id: str | None = None
+    # The projects a stored token may touch (empty for the admin: every project).
+    projects: tuple[ScopeId, ...] = ()
+    read_only: bool

@@ -181,6 +181,7 @@ HTTP_RESPONSES: dict[str, type[BaseModel]] = {
     "events": api.EventsAccepted,
     "command": api.CommandAccepted,
     "resolve_request": api.ResolveRequest,
+    "whoami": api.WhoAmI,
 }
 
 

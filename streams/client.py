@@ -40,6 +40,7 @@ from schemas.api import (
     EventsAccepted,
     FactsResponse,
     ResolveRequest,
+    WhoAmI,
 )
 from schemas.events import RawEvent
 from schemas.facts import Fact, Resolution
@@ -207,6 +208,10 @@ class Client:
         return self._call(CommandAccepted, "POST", path, _query(project=project, subject=subject))
 
     # --- reads ---
+
+    def whoami(self) -> WhoAmI:
+        """What this client's token may do: admin, or its projects and read-only flag."""
+        return self._call(WhoAmI, "GET", "/v1/whoami")
 
     def recall(
         self,

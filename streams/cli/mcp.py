@@ -1,6 +1,7 @@
 """``consolidator mcp``: serve the Model Context Protocol for one (project, subject).
 
-Invariants: the scope is the ``--project`` / ``--subject`` given here, never a tool argument
+Invariants: the scope is the ``--project`` / ``--subject`` given here (without ``--project``:
+the token's, when it allows exactly one project), never a tool argument
 (:mod:`streams.mcp_server`); the server talks to the worker's HTTP API only
 (``mcp_api_url``, with ``mcp_token`` or else the admin ``api_token``); stdio keeps stdout
 for the protocol (nothing else is printed there); without the ``mcp`` package the command is
@@ -25,19 +26,28 @@ if TYPE_CHECKING:
 
 def cmd_mcp(args: argparse.Namespace, s: Settings) -> int:
     """Run the MCP server until its client goes away (stdio) or it is stopped (http)."""
-    for flag, value in (("--project", args.project), ("--subject", args.subject)):
-        if not is_scope_id(value):
-            return fail(f"{flag} {value!r} must match {ID_PATTERN}")
     try:
         from streams.mcp_server import build_server
     except ImportError as exc:
         return fail(f"{exc}: install the extra, pip install 'memory-consolidator[mcp]'")
-    from streams.client import Client
+    from streams.client import ApiError, Client
 
     token = s.mcp_token or s.api_token
     url = s.mcp_api_url or f"http://{s.http_host}:{s.http_port}"
     api = Client(url, token.get_secret_value() if token else None)
-    server = build_server(api, args.project, args.subject)
+    project = args.project
+    if project is None:  # the token's own scope, when it names exactly one project
+        try:
+            me = api.whoami()
+        except ApiError as exc:
+            return fail(f"--project not given and the token's scope is unknown: {exc}")
+        if me.admin or len(me.projects) != 1:
+            return fail("--project is needed: the token allows more than one project")
+        project = me.projects[0]
+    for flag, value in (("--project", project), ("--subject", args.subject)):
+        if not is_scope_id(value):
+            return fail(f"{flag} {value!r} must match {ID_PATTERN}")
+    server = build_server(api, project, args.subject)
     if args.transport == "stdio":
         server.run("stdio")
         return 0
@@ -46,7 +56,7 @@ def cmd_mcp(args: argparse.Namespace, s: Settings) -> int:
         # The MCP endpoint has no login of its own: its caller acts with its token.
         print(
             f"warning: MCP over HTTP on {host!r} (beyond loopback): whoever reaches it acts "
-            f"as {args.project}/{args.subject} with the server's token",
+            f"as {project}/{args.subject} with the server's token",
             file=sys.stderr,
         )
     server.run("streamable-http", host=host, port=args.port or s.mcp_http_port)
@@ -56,7 +66,10 @@ def cmd_mcp(args: argparse.Namespace, s: Settings) -> int:
 def register(sub: Subparsers) -> None:
     """Add ``mcp``."""
     m = sub.add_parser("mcp", help="serve the Model Context Protocol for one subject")
-    m.add_argument("--project", required=True, help="the scope: no tool can choose another")
+    m.add_argument(
+        "--project",
+        help="the scope, which no tool can change (default: the token's, if it has one project)",
+    )
     m.add_argument("--subject", required=True)
     m.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     m.add_argument("--host", help="http: the address (default CONSOLIDATOR_MCP_HTTP_HOST)")

@@ -36,11 +36,12 @@ from typing import Any
 
 from aiohttp import web
 
-from schemas.api import HealthResponse
+from schemas.api import HealthResponse, WhoAmI
 from schemas.base import no_nul
 from schemas.settings import Settings
+from schemas.tokens import Principal
 from streams import reads as context
-from streams.http.auth import json_error, require
+from streams.http.auth import PRINCIPAL, json_error, require
 from streams.http.params import (
     BadRequest,
     as_of_param,
@@ -232,8 +233,21 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
                 )
             )
 
+    async def v1_whoami(request: Any) -> Any:
+        query_params(request, set())
+        principal: Principal = request[PRINCIPAL]
+        return ok_json(
+            WhoAmI(
+                admin=principal.admin,
+                token_id=principal.token_id,
+                projects=principal.projects,
+                read_only=principal.read_only,
+            )
+        )
+
     for path, handler in (
         ("/health", health),
+        ("/v1/whoami", v1_whoami),
         ("/metrics", metrics),
         ("/v1/facts", v1_facts),
         ("/v1/conflicts", v1_conflicts),

@@ -57,6 +57,8 @@ SCOPED_ROUTES = frozenset(
         "/v1/facts/{fact_id}/{action}",
         "/v1/conflicts/{conflict_id}/resolve",
         "/v1/consolidate",
+        # Names no project and reads nothing stored: every principal may ask who it is.
+        "/v1/whoami",
     }
 )
 

@@ -118,7 +118,8 @@ def test_mcp_over_stdio(worker: tuple[Settings, WorkerProcess]) -> None:
     s, _w = worker
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "streams.cli.main", "mcp", "--project", "p1", "--subject", "alice"],
+        # No --project: the server takes its token's one project (p1).
+        args=["-m", "streams.cli.main", "mcp", "--subject", "alice"],
         env=settings_env(s),
         cwd=str(REPO),
     )
@@ -128,6 +129,18 @@ def test_mcp_over_stdio(worker: tuple[Settings, WorkerProcess]) -> None:
             await session(client)
 
     asyncio.run(run())
+
+
+def test_without_project_a_token_of_several_projects_is_refused(
+    worker: tuple[Settings, WorkerProcess],
+) -> None:
+    s, _w = worker
+    admin = s.model_copy(update={"mcp_token": None})  # the admin token: every project
+    done = cli(admin, "mcp", "--subject", "alice")
+    assert done.returncode == 1 and "--project is needed" in done.stderr
+    unknown = s.model_copy(update={"mcp_token": SecretStr("mc_" + "C" * 43)})
+    done = cli(unknown, "mcp", "--subject", "alice")
+    assert done.returncode == 1 and "scope is unknown" in done.stderr
 
 
 def test_mcp_over_streamable_http_and_a_scope_the_token_refuses(

@@ -223,6 +223,15 @@ def test_cli_lists_without_secrets_and_revocation_is_immediate(
     for d in digests:
         assert d not in listed.stdout + plain
     assert all(len(d) == 64 for d in digests)  # stored as sha256 hex, not as the secret
+    # Every principal may ask what it may do, and learns nothing else.
+    me = orjson.loads(request(w.url, "/v1/whoami", tokens["p12-rw"]["secret"])[1])
+    assert (me["admin"], me["projects"], me["read_only"]) == (False, ["p1", "p2"], False)
+    assert me["token_id"] == tokens["p12-rw"]["id"]
+    me = orjson.loads(request(w.url, "/v1/whoami", tokens["p1-ro"]["secret"])[1])
+    assert (me["projects"], me["read_only"]) == (["p1"], True)
+    assert orjson.loads(request(w.url, "/v1/whoami", ADMIN)[1])["admin"] is True
+    assert request(w.url, "/v1/whoami", tokens["revoked"]["secret"])[0] == 401
+    assert request(w.url, "/v1/whoami", ADMIN, query={"x": "1"})[0] == 400
     query = {"project": "p2", "subject": "alice"}
     secret = tokens["p2-rw"]["secret"]
     assert request(w.url, "/v1/facts", secret, query=query)[0] == 200
