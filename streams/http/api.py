@@ -1,7 +1,8 @@
 """The worker's HTTP surface on faust's web server (same event loop as the agents).
 
 ``GET /health`` (open), ``GET /metrics`` (Prometheus text, or OpenMetrics on request),
-``GET /v1/facts``, ``GET /v1/conflicts``, ``GET /v1/context``; ``/v1/status`` and
+``GET /v1/whoami``, ``GET /v1/facts``, ``GET /v1/conflicts``, ``GET /v1/context``,
+``GET /v1/sources``, ``GET /v1/aliases``; ``/v1/status`` and
 ``/v1/consolidate`` belong to the hygiene module and use the same :mod:`streams.http.auth` check.
 
 Invariants:
