@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from schemas.aliases import PredicateAlias
-from schemas.base import AwareDatetime, Frozen, ScopeId
-from schemas.facts import ConflictSet, Fact
+from schemas.base import AwareDatetime, Frozen, OpaqueId, ScopeId
+from schemas.facts import ConflictSet, Fact, Resolution
 
 API_VERSION: Literal[1] = 1
 
@@ -134,3 +134,50 @@ class ContextResponse(Frozen):
     text: str
     # Without a query, ``facts`` is one page of the active facts: the cursor of the next.
     next_cursor: str | None = None
+
+
+class EventsAccepted(Frozen):
+    """``POST /v1/events`` (202): every event id of the request, each on ``memory.events``
+    and acknowledged by the broker. An id sent before is accepted again; the worker stores
+    an event once per (project, event_id), so a repeat changes nothing."""
+
+    schema_version: Literal[1] = API_VERSION
+    status: Literal["accepted"] = "accepted"
+    event_ids: tuple[str, ...]
+    # Messages published: an event repeated verbatim inside one request is sent once.
+    published: Annotated[int, Field(ge=0)]
+
+
+class CommandAccepted(Frozen):
+    """A command sent over HTTP (202): it is on ``memory.commands``; the subject's partition
+    owner applies it in order with that subject's other commands."""
+
+    schema_version: Literal[1] = API_VERSION
+    status: Literal["accepted"] = "accepted"
+    command_id: str
+    # "{project_id}/{subject_id}", the command's key.
+    scope: str
+    fact_id: str | None = None
+    conflict_set_id: str | None = None
+
+
+class ResolveRequest(Frozen):
+    """The body of ``POST /v1/conflicts/{conflict_id}/resolve``."""
+
+    project_id: ScopeId
+    subject_id: ScopeId
+    resolution: Resolution
+    choose_fact_id: OpaqueId | None = None
+    # Optional idempotency key of the command (default: a fresh ``http-<uuid4>``).
+    command_id: OpaqueId | None = None
+
+
+class WhoAmI(Frozen):
+    """``GET /v1/whoami``: what the request's bearer token may do (never the token)."""
+
+    schema_version: Literal[1] = API_VERSION
+    admin: bool
+    token_id: str | None = None
+    # The projects a stored token may touch (empty for the admin: every project).
+    projects: tuple[ScopeId, ...] = ()
+    read_only: bool

@@ -151,11 +151,15 @@ CHANNELS: dict[str, tuple[str, tuple[str, ...], str]] = {
 # operation id -> (action from the worker's point of view, topic)
 OPERATIONS: dict[str, tuple[str, str]] = {
     "consumeEvents": ("receive", topics.EVENTS),
+    # POST /v1/events: the worker's HTTP side is also a producer of raw events.
+    "publishEventsFromHttp": ("send", topics.EVENTS),
     "retryJob": ("send", topics.EVENTS_RETRY),
     "consumeRetries": ("receive", topics.EVENTS_RETRY),
     "deadLetter": ("send", topics.EVENTS_DLQ),
     "deadLetterChange": ("send", topics.CHANGES_DLQ),
     "consumeCommands": ("receive", topics.COMMANDS),
+    # DELETE /v1/subjects/..., DELETE /v1/facts/..., POST /v1/conflicts/.../resolve.
+    "publishCommandsFromHttp": ("send", topics.COMMANDS),
     "publishFactCreated": ("send", topics.FACT_CREATED),
     "publishFactSuperseded": ("send", topics.FACT_SUPERSEDED),
     "publishItemChanged": ("send", topics.ITEM_CHANGED),
@@ -174,6 +178,10 @@ HTTP_RESPONSES: dict[str, type[BaseModel]] = {
     "aliases": api.AliasesResponse,
     "status": hygiene.Status,
     "consolidate": hygiene.RunResponse,
+    "events": api.EventsAccepted,
+    "command": api.CommandAccepted,
+    "resolve_request": api.ResolveRequest,
+    "whoami": api.WhoAmI,
 }
 
 

@@ -18,6 +18,7 @@ from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 from schemas.hygiene import HygieneConfig, RunResponse, ScheduleCheckpoint, Status
+from schemas.tokens import ApiToken
 from schemas.transfer import (
     AliasLine,
     ConflictSetLine,
@@ -49,6 +50,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "transfer_erasure_line": ErasureLine,
     "transfer_source_line": SourceLine,
     "transfer_import_report": ImportReport,
+    # `consolidator tokens list --json` (one per element; never a secret).
+    "api_token": ApiToken,
 }
 
 FOLDER = Path(__file__).parent / "json"

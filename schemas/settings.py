@@ -191,7 +191,30 @@ class Settings(BaseSettings):
     tracing_enabled: bool = False
     http_host: str = "127.0.0.1"
     http_port: int = 6066
+    # The admin token: every right on every route. Project-scoped tokens live hashed in
+    # PostgreSQL (`consolidator tokens create`); with neither, the API is open (loopback).
     api_token: SecretStr | None = None
+    # POST /v1/events: the largest body read (a bigger one is a 413 before it is parsed).
+    http_events_max_bytes: int = Field(default=1_048_576, ge=1024, le=64 * 1_048_576)
+    # POST /v1/events: the most events in one request (each one Kafka message, all acked
+    # before the 202); more is a 400.
+    http_events_max_batch: int = Field(default=500, ge=1, le=10_000)
+    # POST /v1/events: events a second per token (the admin counts as one caller), refilled
+    # continuously up to http_events_burst; over it a request is a 429 with Retry-After.
+    # 0: no rate bound.
+    http_events_per_s: float = Field(default=0.0, ge=0)
+    # POST /v1/events: the most events a caller may send at once after a pause (a request
+    # larger than this is a 400: it could never be admitted).
+    http_events_burst: int = Field(default=1000, ge=1, le=1_000_000)
+
+    # --- the MCP server (`consolidator mcp`) ---
+    # The worker API it calls (unset: http://{http_host}:{http_port}) and the bearer token it
+    # sends (unset: api_token); give it a project-scoped token in production.
+    mcp_api_url: str | None = None
+    mcp_token: SecretStr | None = None
+    # Where `consolidator mcp --transport http` listens (streamable HTTP at /mcp).
+    mcp_http_host: str = "127.0.0.1"
+    mcp_http_port: int = Field(default=6067, ge=1, le=65535)
 
     # --- hygiene defaults (hot-reloaded overrides come from memory-consolidate.config) ---
     hygiene_enabled: bool = True

@@ -6,8 +6,9 @@ Invariants:
   raise, whatever the host string; ``log_startup`` only logs them.
 - The provider line is always emitted (at INFO on a logger pinned to INFO, so the worker's
   default ``--loglevel warning`` still shows it); a secret (API key, token) is never printed.
-- Warnings: the HTTP API bound beyond loopback without an API token (anyone who can reach
-  the port reads facts and context and can trigger a hygiene pass), and the ``fake``
+- Warnings: the HTTP API bound beyond loopback without an API token (until a project token
+  is stored, anyone who can reach the port reads facts and context, publishes events and
+  can trigger a hygiene pass), and the ``fake``
   provider, whose ``metadata.fake_candidates`` lets any producer write candidates verbatim
   (only ``fake`` honours that field; it is meant for tests and demos).
 """
@@ -64,7 +65,13 @@ def startup_lines(settings: Settings) -> list[str]:
             f"llm provider {settings.llm_provider}: deterministic sentence patterns and "
             f"metadata.fake_candidates, min_confidence {settings.min_confidence:g}"
         )
-    auth = "bearer token required" if settings.api_token is not None else "no API token"
+    # Without the admin token the API is open only until a project token is stored
+    # (streams.http.auth); which of the two holds is the database's to say, not the settings'.
+    auth = (
+        "bearer token required"
+        if settings.api_token is not None
+        else "no admin token: open until a project token is stored"
+    )
     http = f"http api on {settings.http_host}:{settings.http_port} ({auth})"
     return [provider, http]
 
@@ -75,7 +82,7 @@ def startup_warnings(settings: Settings) -> list[str]:
     if settings.api_token is None and not is_loopback(settings.http_host):
         warnings.append(
             f"the HTTP API binds {settings.http_host!r} (beyond loopback) without an API "
-            "token: anyone who can reach port "
+            "token: while no project token is stored, anyone who can reach port "
             f"{settings.http_port} can read facts, conflicts and context and start a hygiene "
             "pass; set CONSOLIDATOR_API_TOKEN or bind CONSOLIDATOR_HTTP_HOST=127.0.0.1"
         )

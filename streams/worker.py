@@ -43,8 +43,9 @@ from streams.consolidation.pipeline import Incoming, Prepared
 from streams.embedding.malloc import tame_malloc
 from streams.http import api
 from streams.http import auth as api_auth
-from streams.http import erase as api_erase
+from streams.http import commands as api_commands
 from streams.http import hygiene as hygiene_views
+from streams.http import ingest as api_ingest
 from streams.hygiene import schedule as hygiene_worker
 from streams.kafka.client import aiokafka_config, ensure_topics
 from streams.runtime import Runtime
@@ -152,8 +153,12 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
         web_bind=settings.http_host,
         web_port=settings.http_port,
         web_in_thread=False,
-        # Token check and JSON errors on every route, faust's own views included.
-        web_application_options={"middlewares": [api_auth.middleware(settings)]},
+        # Tokens, project scopes and JSON errors on every route, faust's own views included.
+        web_application_options={
+            "middlewares": [api_auth.middleware(api_auth.Authority(settings))],
+            # POST /v1/events reads its body itself within http_events_max_bytes.
+            "client_max_size": settings.http_events_max_bytes,
+        },
         producer_acks=-1,
     )
     rt = Runtime(settings, faults)
@@ -203,7 +208,8 @@ def build_app(settings: Settings, faults: FaultHook = NO_FAULTS) -> tuple[faust.
             await filler.run()
 
     api.install(app, rt, settings)
-    api_erase.install(app, rt, settings)
+    api_commands.install(app, rt, settings)
+    api_ingest.install(app, rt, settings)
     state, run_pass = hygiene_worker.install(app, rt, settings)
     hygiene_views.install_views(app, state, run_pass, settings)
 

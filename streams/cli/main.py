@@ -25,13 +25,15 @@ from streams.cli import (
     events,
     facts,
     hygiene,
+    mcp,
     read,
     stack,
+    tokens,
     transfer,
 )
 from streams.cli.common import fail
 
-GROUPS = (stack, events, facts, commands, calibrate, demo, read, hygiene, transfer)
+GROUPS = (stack, events, facts, commands, calibrate, demo, read, hygiene, transfer, tokens, mcp)
 
 
 def _settings(args: argparse.Namespace) -> Settings:

@@ -1,12 +1,15 @@
 """The worker's HTTP surface on faust's web server (same event loop as the agents).
 
 ``GET /health`` (open), ``GET /metrics`` (Prometheus text, or OpenMetrics on request),
-``GET /v1/facts``, ``GET /v1/conflicts``, ``GET /v1/context``; ``/v1/status`` and
+``GET /v1/whoami``, ``GET /v1/facts``, ``GET /v1/conflicts``, ``GET /v1/context``,
+``GET /v1/sources``, ``GET /v1/aliases``; ``/v1/status`` and
 ``/v1/consolidate`` belong to the hygiene module and use the same :mod:`streams.http.auth` check.
 
 Invariants:
-- With ``settings.api_token`` set, every view but ``/health`` answers 401 without the bearer
-  token, before reading anything; error bodies are ``ErrorResponse`` and carry no data.
+- Authentication is the middleware's (:mod:`streams.http.auth`): outside open mode every
+  view but ``/health`` answers 401 without a valid bearer token, before reading anything.
+  Each read names its project and calls ``require`` before its query, so a token scoped to
+  other projects gets a 403 and no data; error bodies are ``ErrorResponse`` and carry none.
 - A request line up to ``MAX_REQUEST_LINE`` bytes reaches the views, so an over-long query
   is our JSON 400, not the HTTP library's plain-text one.
 - Parameters are validated before any query: a missing or malformed one is a 400 (JSON body)
@@ -27,19 +30,19 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-from schemas.api import ErrorResponse, HealthResponse
+from schemas.api import HealthResponse, WhoAmI
 from schemas.base import no_nul
 from schemas.settings import Settings
+from schemas.tokens import Principal
 from streams import reads as context
-from streams.http.auth import authorized, unauthorized
+from streams.http.auth import PRINCIPAL, json_error, require
 from streams.http.params import (
     BadRequest,
     as_of_param,
@@ -53,8 +56,8 @@ from streams.http.params import (
     query_params,
     scope_param,
 )
+from streams.http.readside import ReadSide
 from streams.kafka.admin import Admin
-from streams.store.core import Store
 from streams.store.errors import UNAVAILABLE, ReadTimedOut
 
 log = logging.getLogger(__name__)
@@ -76,39 +79,9 @@ LLM_COUNTERS = {
 }
 
 
-def error(status: int, message: str) -> web.Response:
-    """A JSON error response."""
-    body = ErrorResponse(error=message, status=status).model_dump_json()
-    return web.Response(body=body.encode(), status=status, content_type="application/json")
-
-
 def ok_json(model: Any, status: int = 200) -> web.Response:
     """A JSON response of a model."""
     return web.Response(body=context.dump(model), status=status, content_type="application/json")
-
-
-class ReadSide:
-    """One read-only connection for the API, serialised, reconnected when broken."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self._store: Store | None = None
-        self._lock = asyncio.Lock()
-
-    @contextlib.asynccontextmanager
-    async def store(self) -> AsyncIterator[Store]:
-        """A store on a healthy read connection (replaced when broken)."""
-        async with self._lock:
-            if self._store is None or self._store.broken:
-                fresh = await Store.connect(
-                    self.settings, statement_timeout_ms=self.settings.http_statement_timeout_ms
-                )
-                await fresh.ready()
-                if self._store is not None:
-                    with contextlib.suppress(Exception):
-                        await self._store.close()
-                self._store = fresh
-            yield self._store
 
 
 def _sync_llm_counters(rt: Any) -> None:
@@ -139,20 +112,18 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
     reads = ReadSide(settings)
     admin = Admin(settings.kafka)
 
-    def guarded(handler: Callable[[Any], Any], open_view: bool = False) -> Callable[..., Any]:
+    def guarded(handler: Callable[[Any], Any]) -> Callable[..., Any]:
         async def view(web_view: Any, request: Any) -> Any:
-            if not open_view and not authorized(request, settings):
-                return unauthorized()
             try:
                 return await handler(request)
             except BadRequest as exc:
-                return error(400, str(exc))
+                return json_error(400, str(exc))
             except ReadTimedOut:
                 log.warning("read timed out (statement_timeout)", exc_info=True)
-                return error(503, "read timed out")
+                return json_error(503, "read timed out")
             except UNAVAILABLE:
                 log.warning("read failed: database unavailable", exc_info=True)
-                return error(503, "database unavailable")
+                return json_error(503, "database unavailable")
 
         view.__name__ = handler.__name__
         return view
@@ -203,6 +174,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         limit, cursor = limit_param(q), cursor_param(q)
         as_of = as_of_param(q)
         assert project and subject
+        require(request, project, write=False)
         async with reads.store() as store:
             return ok_json(
                 await paged(context.facts(store, project, subject, include, as_of, limit, cursor))
@@ -213,6 +185,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         project = scope_param(q, "project")
         limit, cursor = limit_param(q), cursor_param(q)
         assert project
+        require(request, project, write=False)
         async with reads.store() as store:
             return ok_json(await paged(context.conflicts(store, project, limit, cursor)))
 
@@ -221,6 +194,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         project, fact = scope_param(q, "project"), opaque_param(q, "fact")
         limit, cursor = limit_param(q), cursor_param(q)
         assert project
+        require(request, project, write=False)
         async with reads.store() as store:
             return ok_json(await paged(context.sources(store, project, fact, limit, cursor)))
 
@@ -229,6 +203,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
         project = scope_param(q, "project")
         limit, cursor = limit_param(q), cursor_param(q)
         assert project
+        require(request, project, write=False)
         async with reads.store() as store:
             return ok_json(await paged(context.aliases(store, project, limit, cursor)))
 
@@ -249,6 +224,7 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
             except ValueError as exc:
                 raise BadRequest(f"'query': {exc}") from None
         assert project and subject
+        require(request, project, write=False)
         async with reads.store() as store:
             return ok_json(
                 await paged(
@@ -258,16 +234,29 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
                 )
             )
 
-    for path, handler, open_view in (
-        ("/health", health, True),
-        ("/metrics", metrics, False),
-        ("/v1/facts", v1_facts, False),
-        ("/v1/conflicts", v1_conflicts, False),
-        ("/v1/context", v1_context, False),
-        ("/v1/sources", v1_sources, False),
-        ("/v1/aliases", v1_aliases, False),
+    async def v1_whoami(request: Any) -> Any:
+        query_params(request, set())
+        principal: Principal = request[PRINCIPAL]
+        return ok_json(
+            WhoAmI(
+                admin=principal.admin,
+                token_id=principal.token_id,
+                projects=principal.projects,
+                read_only=principal.read_only,
+            )
+        )
+
+    for path, handler in (
+        ("/health", health),
+        ("/v1/whoami", v1_whoami),
+        ("/metrics", metrics),
+        ("/v1/facts", v1_facts),
+        ("/v1/conflicts", v1_conflicts),
+        ("/v1/context", v1_context),
+        ("/v1/sources", v1_sources),
+        ("/v1/aliases", v1_aliases),
     ):
-        app.page(path)(guarded(handler, open_view))
+        app.page(path)(guarded(handler))
 
     @app.timer(interval=LAG_INTERVAL_S)  # type: ignore[untyped-decorator]
     async def consumer_lag() -> None:

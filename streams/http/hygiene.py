@@ -1,7 +1,9 @@
 """The hygiene pass's HTTP views: ``GET /v1/status`` and ``POST /v1/consolidate``.
 
 Invariants:
-- Both require ``Authorization: Bearer <token>`` when ``api_token`` is configured.
+- Both are authenticated by the app's middleware (:mod:`streams.http.auth`): the status
+  (every bank's last report) is the admin's; a pass over one bank needs a token that may
+  write that project, a pass over every bank the admin.
 - The body of ``POST /v1/consolidate`` is validated by ``schemas.hygiene.RunRequest``
   (unknown keys, wrong types and non-objects are a 400 with the reason); a refused bank is a
   403, a pass already running a 409; a request never starts a second pass.
@@ -18,7 +20,7 @@ from pydantic import ValidationError
 
 from schemas import hygiene as hs
 from schemas.settings import Settings
-from streams.http.auth import authorized, unauthorized
+from streams.http.auth import require
 from streams.hygiene.run import BankRefused, PassBusy
 from streams.hygiene.schedule import RunPass
 
@@ -54,18 +56,16 @@ def install_views(
 
     @app.page("/v1/status")
     async def hygiene_status(web_view: Any, request: Any) -> Any:
-        if not authorized(request, settings):
-            return unauthorized()
         return web.json_response(state.status().model_dump(mode="json"))
 
     class Consolidate(faust.web.View):
         async def post(self, request: Any) -> Any:
-            if not authorized(request, settings):
-                return unauthorized()
             try:
                 body = parse_run_request(await request.read())
             except ValueError as exc:
                 return web.json_response({"error": str(exc)}, status=400)
+            # A pass over one bank writes that project; a pass over every bank is the admin's.
+            require(request, body.bank, write=True)
             try:
                 report = await run_pass(bank=body.bank, dry_run=body.dry_run, only_if_due=False)
             except BankRefused as exc:

@@ -25,10 +25,17 @@ from schemas.settings import Settings
 from streams.kafka.client import Publisher, client_config
 
 
-def event_message(event: RawEvent | dict[str, Any]) -> tuple[str, bytes]:
-    """A RawEvent as a (topic, key, value, headers) record."""
+def event_record(event: RawEvent | Any) -> tuple[RawEvent, str, bytes]:
+    """Validate one event as ``publish`` does (any JSON value in, ValidationError out) and
+    encode it: (the event, its key ``{project_id}/{subject_id}``, the message value)."""
     ev = event if isinstance(event, RawEvent) else RawEvent.model_validate(event)
-    return ev.key, orjson.dumps(ev.model_dump(mode="json", exclude_none=True))
+    return ev, ev.key, orjson.dumps(ev.model_dump(mode="json", exclude_none=True))
+
+
+def event_message(event: RawEvent | dict[str, Any]) -> tuple[str, bytes]:
+    """A RawEvent as a (key, value) record."""
+    _ev, key, value = event_record(event)
+    return key, value
 
 
 def publish_events(

@@ -9,6 +9,10 @@ from __future__ import annotations
 from schemas.settings import Settings
 from streams.store.errors import Connection
 
+# The transaction-scoped advisory lock every schema change takes: one migrator at a time
+# (several workers booting together, or a CLI command creating its table beside them).
+MIGRATION_LOCK = 7305411
+
 
 class Base:
     """The connection and settings the store's parts run their statements with."""

@@ -25,8 +25,9 @@ from schemas.commands import Command
 from schemas.erasure import ErasureRecord
 from schemas.events import RawEvent
 from schemas.settings import Settings
-from streams.store import arrays, dedup, erase, search_schema
+from streams.store import arrays, dedup, erase, search_schema, tokens
 from streams.store import schema as sql
+from streams.store.base import MIGRATION_LOCK
 from streams.store.mapping import (  # re-exported: the store's public surface
     SubjectKey,
     conflict_from_row,
@@ -42,6 +43,7 @@ from streams.store.mapping import (  # re-exported: the store's public surface
 from streams.store.queries import ReadQueries
 from streams.store.search import SearchQueries
 from streams.store.state import StateReads
+from streams.store.tokens import Tokens
 
 __all__ = [
     "Store",
@@ -55,7 +57,7 @@ __all__ = [
 ]
 
 
-class Store(ReadQueries, SearchQueries, StateReads):
+class Store(ReadQueries, SearchQueries, StateReads, Tokens):
     """One connection to the service's schema: the write path's transaction and its reads."""
 
     def __init__(self, conn: psycopg.AsyncConnection[dict[str, Any]], settings: Settings):
@@ -90,8 +92,12 @@ class Store(ReadQueries, SearchQueries, StateReads):
         """Create or upgrade the schema (one migrator at a time)."""
         async with self.conn.transaction():
             # One migrator at a time when several workers boot together.
-            await self.conn.execute("SELECT pg_advisory_xact_lock(7305411)")
-            for stmt in [*sql.ddl(self.settings.embedding_dim), *search_schema.ddl()]:
+            await self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            for stmt in [
+                *sql.ddl(self.settings.embedding_dim),
+                *search_schema.ddl(),
+                *tokens.ddl(),
+            ]:
                 await self.conn.execute(stmt)
         await dedup.backfill(self.conn)  # in its own bounded transactions
         await search_schema.backfill(self.conn)  # the same

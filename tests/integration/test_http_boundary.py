@@ -19,9 +19,16 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from schemas.settings import Settings
-from streams.http.api import ReadSide
+from streams.http.readside import ReadSide
 from streams.kafka import sdk
-from tests.support.workers import WorkerProcess, event, outbox_pending, scalar, wait_until
+from tests.support.workers import (
+    NO_ATTRIBUTE_MATCHING,
+    WorkerProcess,
+    event,
+    outbox_pending,
+    scalar,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -44,14 +51,7 @@ def http(
 @pytest.fixture
 def worker(settings: Settings, tmp_path: Path):  # type: ignore[no-untyped-def]
     # Paging is under test here, not attribute resolution: no two predicates are ever compared.
-    s = settings.model_copy(
-        update={
-            "api_token": SecretStr(TOKEN),
-            "semantic_threshold": 0.0,
-            "semantic_unsure_create": 0.0,
-            "semantic_unsure_supersede": 0.0,
-        }
-    )
+    s = settings.model_copy(update={"api_token": SecretStr(TOKEN), **NO_ATTRIBUTE_MATCHING})
     with WorkerProcess(s, tmp_path / "w.log") as w:
         evs = [
             event(

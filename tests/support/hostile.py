@@ -150,3 +150,29 @@ def messages(draw: st.DrawFn) -> Message:
     if value is not None and len(value) > 900_000:
         codec = "zstd"  # only compressed does it pass the broker's limit
     return base, draw(KEYS), value, draw(HEADERS), codec
+
+
+FIELDS = ["event_id", "project_id", "subject_id", "occurred_at", "content", "role", "kind"]
+FIELD_VALUES = HOSTILE_TEXT | JSON | st.integers(min_value=-(2**70), max_value=2**70)
+
+
+@st.composite
+def event_like(draw: st.DrawFn) -> Any:
+    base = event_dict()
+    for name in draw(st.lists(st.sampled_from(FIELDS), max_size=3)):
+        if draw(st.booleans()):
+            base.pop(name, None)
+        else:
+            base[name] = draw(FIELD_VALUES)
+    if draw(st.booleans()):
+        base[draw(st.text(max_size=8))] = draw(JSON)
+    return base
+
+
+# Bodies of POST /v1/events: any JSON, event-like objects with fields dropped or replaced
+# by hostile values, lists of both, and valid batches (with repeats), so that the accepting
+# side is exercised about as often as the refusals.
+GOOD = st.lists(st.builds(event_dict), min_size=1, max_size=4).flatmap(
+    lambda evs: st.lists(st.sampled_from(evs), min_size=1, max_size=6)
+)
+EVENT_BODIES = JSON | event_like() | st.lists(event_like() | JSON, max_size=6) | GOOD

@@ -4,11 +4,9 @@ p2) with the instants at which each home_city value was true."""
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.parse
-import urllib.request
 from typing import Any
 
+from tests.support.http import request
 from tests.support.workers import WorkerProcess, event
 
 TOKEN = "s3cret-token"
@@ -18,15 +16,7 @@ SUPERSEDE = "supersede"
 def http(
     w: WorkerProcess, path: str, token: str | None = TOKEN, method: str = "GET", **params: Any
 ) -> tuple[int, bytes, str]:
-    url = w.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
-    req = urllib.request.Request(url, method=method)
-    if token is not None:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, r.read(), r.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read(), exc.headers.get("Content-Type", "")
+    return request(w.url, path, token, method, params or None, timeout=10)
 
 
 def home(city: str, action: str = "create") -> dict[str, Any]:

@@ -26,6 +26,13 @@ from streams.store.episodic import WAITING
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
+# Settings overrides for a test about something else than attribute resolution: no two
+# predicates are ever compared (each stays its own attribute).
+NO_ATTRIBUTE_MATCHING: dict[str, float] = {
+    "semantic_threshold": 0.0,
+    "semantic_unsure_create": 0.0,
+    "semantic_unsure_supersede": 0.0,
+}
 
 
 def settings_env(s: Settings, **extra: Any) -> dict[str, str]:
