@@ -51,7 +51,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--replay",
         default=None,
-        help="answer from a recorded transcript, not a model (bench/harness/extraction_replay)",
+        help="answer from a recorded transcript, not a model (tests/support/llm_replay.py)",
     )
     p.add_argument("--summary", action="store_true")
     args = p.parse_args(argv)

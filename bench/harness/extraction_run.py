@@ -20,13 +20,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness.extraction_replay import Replay
 from bench.harness.llm_recorder import Recorder
 from processors.normalize import embedding_text
 from streams.store.mapping import fact_params
 from tests.support import extraction_set as xs
 from tests.support.facts import make_fact
 from tests.support.kafka_io import publish
+from tests.support.llm_replay import Replay
 from tests.support.metrics import series, total
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub

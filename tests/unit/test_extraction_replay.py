@@ -1,4 +1,4 @@
-"""The extraction bench's replay (bench/harness/extraction_replay): a request is answered with
+"""The extraction bench's replay (tests/support/llm_replay.py): a request is answered with
 the recorded answer to the same question, whatever the known facts listed or the judge's item
 numbers; anything else (and any transcript line, however broken) never raises."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.harness.extraction_replay import Replay, question_key
 from tests.support.hostile import JSON
+from tests.support.llm_replay import Replay, question_key
 
 
 def _request(system: str, user: str) -> dict[str, object]:
