@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     p.add_argument("--per-call", type=int, default=8)
     p.add_argument("--limit", type=int, default=None, help="unsure pairs per split")
+    p.add_argument("--splits", nargs="+", default=["tune", "holdout", "blind"])
+    p.add_argument("--label", default=None, help="result file name (default: the model's)")
     args = p.parse_args(argv)
     from schemas.settings import Settings
 
@@ -139,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     doc: dict[str, Any] = {"model": args.model, "per_call": args.per_call, "splits": {}}
     for split, rows in unsure_pairs(settings).items():
+        if split not in args.splits:
+            continue
         rows = _balanced(rows)[: args.limit]
         verdicts, cost = asyncio.run(ask(settings, [o for o, _s in rows], args.per_call))
         decided = [(o, same) for o, same in rows if verdicts.get(o.set_id) in ("same", "different")]
@@ -167,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(split, {k: v for k, v in doc["splits"][split].items() if k != "wrong_pairs"})
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{args.model}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (OUT / f"{args.label or args.model}.json").write_text(json.dumps(doc, indent=2) + "\n")
     return 0
 
 

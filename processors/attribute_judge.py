@@ -4,11 +4,13 @@ decisions become (pure; the call itself is ``streams.llm.attribute_judge``).
 Invariants:
 - The judge sees predicates and value shapes (keys), never value text, as the automated
   resolution does; one call covers every unsure pair of a batch.
-- A decision is trusted only for a pair it was offered (by conflict-set id); anything else in
-  the answer is ignored, a malformed answer is refused whole (``MalformedJudgeAnswer``).
+- A decision is trusted only for a pair it was offered (by its number in the prompt, mapped
+  back to the conflict set; the model never sees set ids); anything else in the answer is
+  ignored, a malformed answer is refused whole (``MalformedJudgeAnswer``).
 - ``same`` becomes a ``keep_new`` resolution, ``different`` a ``distinct`` one, ``unsure``
-  nothing (the set stays for a person). Command ids are uuid5 of the set id, so a replayed
-  batch asks the same question and a repeated answer is applied once.
+  nothing (the set stays for a person); a verdict the settings do not trust
+  (``attribute_judge_acts_on``) is treated as ``unsure``. Command ids are uuid5 of the set
+  id, so a replayed batch asks the same question and a repeated answer is applied once.
 """
 
 from __future__ import annotations
@@ -54,14 +56,24 @@ def decisions_schema(
     }
 
 
-JSON_SCHEMA = decisions_schema(("same", "different", "unsure"))
+VERDICTS = ("same", "different", "unsure")
+JSON_SCHEMA = decisions_schema(VERDICTS, key="item", key_type="integer")
 SYSTEM = """\
 You decide whether two attribute names recorded about the same person name ONE attribute
 (an LLM called it differently twice) or TWO different attributes. You see each name and the
 keys of its value, never the values. Names that differ by a number (5k/10k) or a qualifier
 that changes the meaning (home/work, first/last, start/end, former/current) are different.
-Answer with one JSON object: {"decisions": [{"set": <id>, "verdict": "same" | "different" |
-"unsure"}]}, one decision per pair, "unsure" when a careful person would hesitate."""
+Answer with one JSON object: {"decisions": [{"item": <number>, "verdict": "same" | "different"
+| "unsure"}]}, one decision per pair, "unsure" when a careful person would hesitate."""
+
+# A worked example as chat turns (small models follow a shown answer far better than a rule);
+# none of its names is in the labelled pair sets (processors/attribute_data).
+EXAMPLE: tuple[tuple[tuple[str, str, str, str], str], ...] = (
+    (("bike_brand", "brand", "bicycle_make", "make"), "same"),
+    (("morning_coffee", "drink", "evening_coffee", "drink"), "different"),
+    (("weekday_alarm", "time", "weekend_alarm", "time"), "different"),
+    (("fitness_club", "name", "gym_membership", "club"), "same"),
+)
 
 
 @dataclass(frozen=True)
@@ -83,21 +95,31 @@ class OfferedPair:
     existing_statement: str = ""
 
 
-def build_prompt(pairs: Sequence[OfferedPair]) -> list[dict[str, str]]:
-    lines = [
+def _pairs(pairs: Sequence[tuple[str, Sequence[str], str, Sequence[str]]]) -> str:
+    return "Pairs:\n" + "\n".join(
         json.dumps(
             {
-                "set": p.set_id,
-                "existing": {"name": p.existing, "value_keys": list(p.existing_keys)},
-                "new": {"name": p.candidate, "value_keys": list(p.candidate_keys)},
+                "item": n,
+                "existing": {"name": existing, "value_keys": list(existing_keys)},
+                "new": {"name": new, "value_keys": list(new_keys)},
             },
             sort_keys=True,
         )
-        for p in pairs[:MAX_PAIRS]
-    ]
+        for n, (existing, existing_keys, new, new_keys) in enumerate(pairs, 1)
+    )
+
+
+def build_prompt(pairs: Sequence[OfferedPair]) -> list[dict[str, str]]:
+    """The chat messages: the rules, the worked example, then the pairs numbered (a set id
+    is a uuid, which a small model copies badly; ``parse_answer`` maps the numbers back)."""
+    shown = [(e, (ek,), n, (nk,)) for (e, ek, n, nk), _v in EXAMPLE]
+    answer = [{"item": i, "verdict": v} for i, (_p, v) in enumerate(EXAMPLE, 1)]
+    asked = [(p.existing, p.existing_keys, p.candidate, p.candidate_keys) for p in pairs]
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": "Pairs:\n" + "\n".join(lines)},
+        {"role": "user", "content": _pairs(shown)},
+        {"role": "assistant", "content": json.dumps({"decisions": answer})},
+        {"role": "user", "content": _pairs(asked[:MAX_PAIRS])},
     ]
 
 
@@ -121,27 +143,35 @@ def parse_answer(
     offered: Sequence[OfferedPair],
     *,
     lenient: bool = False,
-    allowed: Sequence[str] = ("same", "different", "unsure"),
+    allowed: Sequence[str] = VERDICTS,
 ) -> dict[str, str]:
-    """Verdicts by set id, for offered sets only and ``allowed`` verdicts only;
-    ``MalformedJudgeAnswer`` otherwise."""
-    known = {p.set_id for p in offered}
+    """Verdicts by set id from an answer naming the prompt's items by number, for offered
+    items only and ``allowed`` verdicts only; ``MalformedJudgeAnswer`` when the answer is
+    not a decisions object."""
+    numbered = {str(n): p.set_id for n, p in enumerate(offered[:MAX_PAIRS], 1)}
     out: dict[str, str] = {}
     for item in decision_items(text, lenient=lenient):
-        set_id, verdict = item.get("set"), item.get("verdict")
-        if set_id in known and isinstance(verdict, str) and verdict in allowed:
-            out[str(set_id)] = verdict
+        number, verdict = item.get("item"), item.get("verdict")
+        if isinstance(number, bool) or not isinstance(number, int | str):
+            continue
+        set_id = numbered.get(str(number))
+        if set_id is not None and isinstance(verdict, str) and verdict in allowed:
+            out[set_id] = verdict
     return out
 
 
 def commands(
-    pairs: Sequence[OfferedPair], verdicts: Mapping[str, str], now: datetime
+    pairs: Sequence[OfferedPair],
+    verdicts: Mapping[str, str],
+    now: datetime,
+    acts_on: Sequence[str] = ("same", "different"),
 ) -> list[Command]:
-    """The resolutions the judge's decisions stand for (none for ``unsure``)."""
+    """The resolutions the judge's decisions stand for: none for ``unsure``, none for a
+    verdict not in ``acts_on`` (``attribute_judge_acts_on``: that set waits for a person)."""
     out: list[Command] = []
     for p in pairs:
         verdict = verdicts.get(p.set_id)
-        if verdict not in ("same", "different"):
+        if verdict not in ("same", "different") or verdict not in acts_on:
             continue
         out.append(
             Command(

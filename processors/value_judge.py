@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from processors.attribute_judge import OfferedPair, decision_items, decisions_schema
+from processors.attribute_judge import OfferedPair, decisions_schema, parse_answer
 from processors.ids import stable_id
 from schemas.commands import Command
 
@@ -101,16 +101,7 @@ def build_prompt(questions: Sequence[OfferedPair]) -> list[dict[str, str]]:
 def parse(text: str, questions: Sequence[OfferedPair], *, lenient: bool = False) -> dict[str, str]:
     """Verdicts by set id from an answer that names items by number (``build_prompt``);
     ``MalformedJudgeAnswer`` when the answer is not a decisions object."""
-    numbered = {str(n): q.set_id for n, q in enumerate(questions, 1)}
-    out: dict[str, str] = {}
-    for item in decision_items(text, lenient=lenient):
-        number, verdict = item.get("item"), item.get("verdict")
-        if isinstance(number, bool) or not isinstance(number, int | str):
-            continue
-        set_id = numbered.get(str(number))
-        if set_id is not None and isinstance(verdict, str) and verdict in VERDICTS:
-            out[set_id] = verdict
-    return out
+    return parse_answer(text, questions, lenient=lenient, allowed=VERDICTS)
 
 
 def commands(

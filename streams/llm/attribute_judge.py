@@ -91,7 +91,8 @@ class AttributeJudge:
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
                 verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
-                cmds = commands(pairs, verdicts, datetime.now(UTC))
+                acts_on = self.settings.attribute_judge_acts_on
+                cmds = commands(pairs, verdicts, datetime.now(UTC), acts_on)
             msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
                 (self.topic, c.key, orjson.dumps(c.model_dump(mode="json")), []) for c in cmds
             ]

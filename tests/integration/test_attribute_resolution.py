@@ -188,12 +188,12 @@ def _judge_or_extract(body: dict[str, Any]) -> str:
     system = str(body["messages"][0]["content"])
     if "attribute names" not in system:
         return candidates_responder(body)
-    user = str(body["messages"][1]["content"])
+    user = str(body["messages"][-1]["content"])
     decisions = []
     for line in user.splitlines()[1:]:
         pair = orjson.loads(line)
         verdict = "different" if "atelier" in line else "same"
-        decisions.append({"set": pair["set"], "verdict": verdict})
+        decisions.append({"item": pair["item"], "verdict": verdict})
     return orjson.dumps({"decisions": decisions}).decode()
 
 
@@ -201,7 +201,13 @@ def said(content: str, *cands: dict[str, Any]) -> str:
     return f"{content}\nCANDIDATES: {orjson.dumps(list(cands)).decode()}"
 
 
-def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path: Path) -> None:
+@pytest.mark.parametrize("trust_same", [True, False], ids=["acts-on-both", "default-different"])
+def test_the_optional_judge_decides_the_unsure_band(
+    settings: Settings, tmp_path: Path, trust_same: bool
+) -> None:
+    """The judge's verdicts act as ``attribute_judge_acts_on`` says: by default only
+    "different" (a "same" leaves its set open for a person, the new fact a candidate)."""
+    acts_on = ("same", "different") if trust_same else Settings().attribute_judge_acts_on
     with OpenAIStub(responder=_judge_or_extract) as stub:
         s = settings.model_copy(
             update={
@@ -209,6 +215,7 @@ def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path
                 "openai_base_url": stub.base_url,
                 "openai_timeout_s": 10.0,
                 "attribute_judge_enabled": True,
+                "attribute_judge_acts_on": acts_on,
                 "semantic_threshold": 0.0,
                 "semantic_unsure_create": 2.0,
                 "semantic_unsure_supersede": 2.0,
@@ -248,19 +255,25 @@ def test_the_optional_judge_decides_the_unsure_band(settings: Settings, tmp_path
                     ),
                 ],
             )
+            aliases, still_open = (2, 0) if trust_same else (1, 1)
             wait_until(
                 lambda: (
                     w.check()
-                    and scalar(s, "SELECT count(*) FROM predicate_aliases") == 2
-                    and scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
+                    and scalar(s, "SELECT count(*) FROM predicate_aliases") == aliases
+                    and scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'")
+                    == still_open
                 ),
                 60,
                 "the judge's resolutions applied",
             )
-            assert _active(s, "alice") == {"residence_city": {"city": "Lyon"}}
+            city = "Lyon" if trust_same else "Paris"
+            assert _active(s, "alice") == {"residence_city": {"city": city}}
             assert _active(s, "sam") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
             kinds = {r["predicate"]: r["kind"] for r in rows(s, "SELECT * FROM predicate_aliases")}
-            assert kinds == {"living_city": "same", "atelier_spot": "distinct"}
+            expected = {"atelier_spot": "distinct"} | (
+                {"living_city": "same"} if trust_same else {}
+            )
+            assert kinds == expected
             judged = [r for r in stub.requests if "attribute names" in str(r.body["messages"][0])]
             assert len(judged) == 1  # one call for the batch's two unsure pairs
             assert (

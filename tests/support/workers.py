@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -44,6 +45,8 @@ def settings_env(s: Settings, **extra: Any) -> dict[str, str]:
             continue
         if isinstance(raw, SecretStr):
             value = raw.get_secret_value()
+        elif isinstance(value, list | tuple | dict):
+            value = json.dumps(value)  # pydantic-settings reads complex values as JSON
         env[f"CONSOLIDATOR_{name.upper()}"] = str(value)
     for k, v in extra.items():
         env[f"CONSOLIDATOR_{k.upper()}"] = str(v)
