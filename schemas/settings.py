@@ -164,8 +164,8 @@ class Settings(BaseSettings):
     # the local 1.5B on the tune pairs (bench/results/attribute_judge): its "different" was
     # right 79 times in 101, its "same" 23 times in 60, worse than the pairs' own base rate;
     # a wrong "same" retires a true fact, so by default only "different" acts. A stronger
-    # model: ["same", "different"].
-    attribute_judge_acts_on: tuple[Literal["same", "different"], ...] = ("different",)
+    # model: "both".
+    attribute_judge_acts_on: Literal["different", "both"] = "different"
 
     # --- worker ---
     batch_size: int = Field(default=256, ge=1)

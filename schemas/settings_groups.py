@@ -76,7 +76,7 @@ class LLMSettings(_Group):
     max_tokens: int | None
     min_confidence: float
     attribute_judge_enabled: bool
-    attribute_judge_acts_on: tuple[Literal["same", "different"], ...] = ("same", "different")
+    attribute_judge_acts_on: Literal["different", "both"] = "both"
 
 
 class EmbedderSettings(_Group):

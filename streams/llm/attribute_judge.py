@@ -91,7 +91,11 @@ class AttributeJudge:
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
                 verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
-                acts_on = self.settings.attribute_judge_acts_on
+                acts_on = (
+                    ("same", "different")
+                    if self.settings.attribute_judge_acts_on == "both"
+                    else ("different",)
+                )
                 cmds = commands(pairs, verdicts, datetime.now(UTC), acts_on)
             msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
                 (self.topic, c.key, orjson.dumps(c.model_dump(mode="json")), []) for c in cmds

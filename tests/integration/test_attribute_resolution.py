@@ -207,7 +207,7 @@ def test_the_optional_judge_decides_the_unsure_band(
 ) -> None:
     """The judge's verdicts act as ``attribute_judge_acts_on`` says: by default only
     "different" (a "same" leaves its set open for a person, the new fact a candidate)."""
-    acts_on = ("same", "different") if trust_same else Settings().attribute_judge_acts_on
+    acts_on = "both" if trust_same else Settings().attribute_judge_acts_on
     with OpenAIStub(responder=_judge_or_extract) as stub:
         s = settings.model_copy(
             update={
