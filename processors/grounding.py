@@ -117,6 +117,9 @@ _QUESTION_END = ("?", "\uff1f")
 _FIRST_PERSON = re.compile(r"\b(i'm|i am|i've|i have|i was|my)\b", re.IGNORECASE)
 
 
+_MARK = "\ue000"  # a private-use character: stands for the value said verbatim
+
+
 def _asks(sentence: str) -> bool:
     s = sentence.strip()
     return (s.endswith(_QUESTION_END) or s.casefold().startswith("i wonder")) and not (
@@ -130,8 +133,12 @@ def from_question(candidate: ExtractedFact, text: str) -> bool:
     about them. A value said nowhere is not judged here."""
     try:
         said = candidate.value if candidate.predicate is not None else candidate.statement
+        # The value said verbatim is one mark: its own punctuation ("?:") ends no sentence.
+        forms = {str(v) for v in leaves(said) if not isinstance(v, bool) and v is not None}
+        for form in sorted((f for f in forms if f.strip()), key=len, reverse=True):
+            text = text.replace(form, f" {_MARK} ")
         sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-        where = [s for s in sentences if _has_words(s, said)]
+        where = [s for s in sentences if _MARK in s or _has_words(s, said)]
         return bool(where) and all(_asks(s) for s in where)
     except (TypeError, ValueError, RecursionError):
         return False

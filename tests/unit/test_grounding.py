@@ -3,7 +3,7 @@ value, never for a new or changed value, never raising."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from processors.grounding import from_question, is_echo, leaves, mentions
@@ -94,6 +94,7 @@ def test_a_value_said_only_in_a_question_is_not_a_fact() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(max_size=300), value=JSON)
+@example(text="", value={"0": 0, "": "?:"})  # the value's own "?" once made it a question
 def test_the_question_rule_never_raises_and_keeps_statements(text: str, value: object) -> None:
     try:
         c = cand(predicate="thing", value={"value": value})
