@@ -1,9 +1,10 @@
 """The context of a subject as plain text for a prompt (``ContextResponse.text``).
 
 Invariants: pure (models in, text out); the text carries the same facts, conflicts and
-events as the JSON, in the same order, each on one line of bounded length; a fact that takes
-part in an open conflict is marked disputed; with ``as_of`` the header names the instant and
-a fact no longer current says until when it held.
+events as the JSON, in the same order, each on one line of bounded length; a fact's line
+carries its statement (bounded), which says whose fact it is when the predicate alone does
+not; a fact that takes part in an open conflict is marked disputed; with ``as_of`` the
+header names the instant and a fact no longer current says until when it held.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from schemas.api import ConflictReview, ContextEvent, ContextFact
 from schemas.facts import Fact
 
 EVENT_TEXT_CHARS = 300
+STATEMENT_CHARS = 200
 
 
 def _value(f: Fact) -> str:
@@ -53,8 +55,15 @@ def render_text(
         flag = "  [DISPUTED: open conflict, do not rely on it]" if cf.in_conflict else ""
         pin = " (pinned)" if f.pinned else ""
         until = f" until {_day(f.valid_to)}" if f.valid_to is not None else ""
+        # The statement says whose fact it is: a predicate alone ("spouse") may not.
+        said = (
+            f" \u2014 {one_line(f.statement, STATEMENT_CHARS)}"
+            if f.predicate is not None and f.statement
+            else ""
+        )
         lines.append(
-            f"- {f.predicate or 'note'}: {_value(f)} (since {_day(f.valid_from)}{until}){pin}{flag}"
+            f"- {f.predicate or 'note'}: {_value(f)}{said} "
+            f"(since {_day(f.valid_from)}{until}){pin}{flag}"
         )
     if open_sets:
         lines.append("Open conflicts (unresolved; the values disagree):")

@@ -65,7 +65,10 @@ RESPONSE_FORMAT = json_schema_format(RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
 
 _RULES = """\
 Facts come from what the user says: who they are, work, home, family, pets, health, diet, \
-things they own, skills, tastes, plans, habits, and how they want to be answered.
+things they own, skills, tastes, plans, habits, and how they want to be answered; and \
+what they state about other people, places and things.
+- A fact about someone or something else has a predicate that starts with its name \
+(brother_oren_home_city, mount_kenya_country): never the user's own predicate.
 - Only what this message says. Known facts are listed so that you reuse their predicate and \
 handle: never repeat one the message does not say again.
 - A message from the assistant has facts only when it reports something new about the user \
@@ -114,6 +117,18 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
         f'"value": "Bristol", "action": "supersede", "target": "f:3e9a01bc"}}, {_DOGS}, '
         '{"statement": "The user works at Smile Clinic.", "predicate": "employer", '
         '"value": "Smile Clinic", "action": "supersede", "target": "f:c45e8b10"}]}',
+    ),
+    (
+        "Known facts:\n"
+        '[f:5d1c7e02] brother_oren_home_city = "Gdansk"\n'
+        "Message from the user: My brother Oren moved to Krakow last week. Mount Kenya is "
+        "in the country of Kenya, by the way.",
+        '{"candidates": ['
+        '{"statement": "The user\'s brother Oren lives in Krakow.", '
+        '"predicate": "brother_oren_home_city", "value": "Krakow", "action": "supersede", '
+        '"target": "f:5d1c7e02"}, '
+        '{"statement": "Mount Kenya is in Kenya.", "predicate": "mount_kenya_country", '
+        '"value": "Kenya"}]}',
     ),
     (
         "Known facts: (none)\n"

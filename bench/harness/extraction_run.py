@@ -117,14 +117,33 @@ def _quiet(s: Any, worker: WorkerProcess, expected: int, recorder: Recorder | No
     return stored + dead >= expected and outbox_pending(s) == 0 and applied >= judged and not busy
 
 
-def _settled(
-    s: Any, worker: WorkerProcess, expected: int, recorder: Recorder | None = None
-) -> bool:
+def settled(s: Any, worker: WorkerProcess, expected: int, recorder: Recorder | None = None) -> bool:
     # Twice, a few seconds apart: a judge call starts only after its batch committed.
     if not _quiet(s, worker, expected, recorder):
         return False
     time.sleep(3.0)
     return _quiet(s, worker, expected, recorder)
+
+
+def real_model_settings(
+    tag: str, recorder: Recorder, model: str, timeout: float, **update: Any
+) -> Any:
+    """A fresh scratch's settings for a worker with the ``openai`` extractor behind
+    ``recorder``, the real embedder and no hygiene pass; ``update`` adds or overrides."""
+    return fresh_settings(
+        tag,
+        **{
+            "embedder": "fastembed",
+            "llm_provider": "openai",
+            "openai_base_url": recorder.base_url,
+            "openai_model": model,
+            "openai_timeout_s": timeout,
+            "llm_concurrency": 1,  # a local server answers one request at a time
+            "batch_within_s": 1.0,
+            "hygiene_enabled": False,
+        }
+        | update,
+    )
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -146,20 +165,15 @@ def run(args: Any) -> dict[str, Any]:
         stub.start_in_thread()
         upstream = stub.base_url
     recorder = Recorder(upstream, transcript).start()
-    s = fresh_settings(
+    s = real_model_settings(
         tag,
-        embedder="fastembed",
-        llm_provider="openai",
-        openai_base_url=recorder.base_url,
-        openai_model=args.model,
-        openai_timeout_s=args.timeout,
+        recorder,
+        args.model,
+        args.timeout,
         llm_output_mode=args.output_mode,
         llm_max_tokens=args.max_tokens,
-        llm_concurrency=1,  # a local server answers one request at a time
         extraction_batching=batching,
         extraction_coalescing=coalescing,
-        batch_within_s=1.0,
-        hygiene_enabled=False,
         **args.overrides,
     )
     log = SCRATCH / f"worker-{tag}.log"
@@ -180,7 +194,7 @@ def run(args: Any) -> dict[str, Any]:
             publish(s, _encode(evs), {})
             expected += len(evs)
             wait_until(
-                lambda n=expected: _settled(s, worker, n, recorder),
+                lambda n=expected: settled(s, worker, n, recorder),
                 args.session_timeout,
                 "session",
             )

@@ -8,7 +8,7 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.context_text import EVENT_TEXT_CHARS, render_text
+from processors.context_text import EVENT_TEXT_CHARS, STATEMENT_CHARS, render_text
 from schemas.api import ContextEvent, ContextFact
 from tests.support.facts import T0, make_fact
 
@@ -34,3 +34,14 @@ def test_as_of_names_the_instant_and_until_when_a_fact_held() -> None:
     assert '- lives_in: {"city":"Paris"} (since 2026-01-01T00:00:00Z until 2026-01-04' in text
     now = render_text("p", "s", None, (ContextFact(fact=make_fact()),), (), ())
     assert "until" not in now and "as of" not in now
+
+
+@given(statement=st.text(max_size=2000))
+def test_a_fact_line_carries_its_statement_bounded(statement: str) -> None:
+    fact = make_fact(statement=statement or None)
+    text = render_text("p", "s", None, (ContextFact(fact=fact),), (), ())
+    (line,) = [x for x in text.splitlines() if x.startswith("- lives_in:")]
+    assert len(line) <= 120 + STATEMENT_CHARS
+    flat = " ".join(statement.split())
+    if flat and len(flat) <= STATEMENT_CHARS:
+        assert flat in line

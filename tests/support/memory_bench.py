@@ -1,0 +1,182 @@
+"""Public memory benchmarks as RawEvents and questions, and their own scoring: the pure part
+of ``bench/memory`` (the runners there add the worker, the model and the baselines), here so
+that unit tests can check it without a model (tests never import bench).
+
+Invariants:
+- Pure: data in, events / questions / scores out; no clock, no randomness. An event's id
+  is ``<subject>:<n>`` with ``n`` its position in the benchmark's history, and its time is
+  a fixed start plus one minute per position, so history order is time order and a later
+  fact is always the newer one.
+- Data files are read from a path the caller gives (``../shared/benchdata`` by default in
+  the runners) and never copied into the repository.
+- Scores are the benchmarks' own: FactConsolidation (MemoryAgentBench) counts an answer
+  right when a normalized gold answer is a substring of the normalized prediction; the Letta
+  update set counts the updated answer right and the original answer, given instead, stale;
+  LoCoMo uses token F1. Normalization is SQuAD's (lower case, no punctuation, no articles,
+  single spaces).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+START = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+PROJECT = "memorybench"
+_FACT_LINE = re.compile(r"^\s*(\d+)\.\s+(.*\S)\s*$")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's normalization: lower case, punctuation and articles removed, one space."""
+    text = _ARTICLES.sub(" ", text.lower().translate(_PUNCT))
+    return " ".join(text.split())
+
+
+def substring_match(prediction: str, golds: Iterable[str]) -> bool:
+    """MemoryAgentBench's ``substring_exact_match``: some normalized gold answer occurs in
+    the normalized prediction. An empty gold never matches (it would match anything)."""
+    pred = normalize_answer(prediction)
+    return any((g := normalize_answer(gold)) and g in pred for gold in golds)
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    """LoCoMo's token F1 of the normalized prediction against the normalized gold."""
+    p, g = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = sum((Counter(p) & Counter(g)).values())
+    if not p or not g or common == 0:
+        return float(p == g)
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    subject: str
+    text: str
+    answers: tuple[str, ...]  # any of them is right
+    stale: tuple[str, ...] = ()  # the superseded answers (update sets only)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    events: tuple[dict[str, Any], ...]  # RawEvent dicts in history order
+    questions: tuple[Question, ...]
+
+
+def event(subject: str, n: int, content: str, **extra: Any) -> dict[str, Any]:
+    """The RawEvent of the ``n``-th item of ``subject``'s history."""
+    return {
+        "event_id": f"{subject}:{n}",
+        "project_id": PROJECT,
+        "subject_id": subject,
+        "occurred_at": (START + dt.timedelta(minutes=n)).isoformat(),
+        "role": "user",
+        "content": content,
+        **extra,
+    }
+
+
+def numbered_facts(context: str) -> list[tuple[int, str]]:
+    """The ``N. fact`` lines of a MemoryAgentBench context, in their order (other lines,
+    such as the "Here is a list of facts:" header, are not facts)."""
+    out = []
+    for line in context.splitlines():
+        m = _FACT_LINE.match(line)
+        if m:
+            out.append((int(m.group(1)), m.group(2)))
+    return out
+
+
+def factconsolidation(
+    doc: dict[str, Any], source: str = "factconsolidation_sh_6k", questions: int | None = None
+) -> Benchmark:
+    """One FactConsolidation row (``source`` names it) as one subject's history: every
+    numbered fact an event, numbered by its position; the first ``questions`` questions."""
+    rows = [r for r in doc["data"] if r.get("metadata", {}).get("source") == source]
+    if len(rows) != 1:
+        raise ValueError(f"{source!r}: expected one row, found {len(rows)}")
+    row = rows[0]
+    subject = source.replace("_", "-")
+    events = tuple(event(subject, n, text) for n, text in numbered_facts(row["context"]))
+    qs = tuple(
+        Question(f"{subject}:q{i}", subject, q, tuple(a if isinstance(a, list) else [a]))
+        for i, (q, a) in enumerate(zip(row["questions"], row["answers"], strict=True))
+    )
+    return Benchmark(source, events, qs[:questions])
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    return text[1:-1].strip() if len(text) > 1 and text[0] == text[-1] == '"' else text
+
+
+def letta_update(lines: Iterable[str], rows: int | None = None) -> Benchmark:
+    """Letta's core-memory-update set: per row a subject of its own whose history is the
+    row's facts, then its contradicting facts; each question's right answer is the
+    contradicting (updated) one, and the original answer is stale."""
+    events: list[dict[str, Any]] = []
+    questions: list[Question] = []
+    for i, line in enumerate(x for x in lines if x.strip()):
+        if rows is not None and i >= rows:
+            break
+        row = json.loads(line)
+        subject = f"letta-{i}"
+        history = [*row["facts"], *(_unquote(c) for c in row["contradicting_facts"])]
+        events += [event(subject, n, text) for n, text in enumerate(history) if text]
+        for j, (q, old, new) in enumerate(
+            zip(row["question"], row["answer"], row["contradicting_answers"], strict=True)
+        ):
+            questions.append(Question(f"{subject}:q{j}", subject, q, (new,), (old,)))
+    return Benchmark("letta_core_memory_update", tuple(events), tuple(questions))
+
+
+def is_stale(prediction: str, q: Question) -> bool:
+    """The prediction gives a superseded answer and not the current one."""
+    return (
+        bool(q.stale)
+        and substring_match(prediction, q.stale)
+        and not (substring_match(prediction, q.answers))
+    )
+
+
+ANSWER_SYSTEM = (
+    "Answer the question from the memory below only. Reply with the answer alone, a few "
+    "words, no sentence. When the memory holds two answers, the later one is current."
+)
+
+
+def answer_messages(context: str, question: str) -> list[dict[str, str]]:
+    """The answering request, the same for the product and every baseline: the memory
+    first (so a server that caches a prompt's prefix reuses it across questions)."""
+    return [
+        {"role": "system", "content": ANSWER_SYSTEM},
+        {"role": "user", "content": f"Memory:\n{context.strip()}\n\nQuestion: {question}"},
+    ]
+
+
+def fit_recent(items: Sequence[str], budget_chars: int) -> list[str]:
+    """The latest ``items`` whose lines fit in ``budget_chars``, in their order: the full
+    context baseline keeps the end of the history, as a chat window that drops its start."""
+    kept: list[str] = []
+    used = 0
+    for text in reversed(items):
+        used += len(text) + 1
+        if used > budget_chars:
+            break
+        kept.append(text)
+    return kept[::-1]
+
+
+def load_json(path: Path) -> Any:
+    return json.loads(path.read_text())
