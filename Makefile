@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install up down demo demo-llm test lint lint-deploy bench soak settings-doc llama llm
+.PHONY: install up down demo demo-llm test lint lint-deploy bench soak settings-doc llama llm mem0
 
 # The Kubernetes version deploy/k8s is validated against (schemas ship in kubernetes-validate).
 K8S_VERSION ?= 1.33.0
@@ -79,6 +79,13 @@ llama: install $(LLAMA_WHEEL)
 LLM_MODELS ?= 1.5b 0.5b
 llm: llama
 	$(PY) deploy/llm/setup_llm.py $(foreach m,$(LLM_MODELS),--model $(m))
+
+# Mem0 in a venv of its own, for the side-by-side of bench/memory (`--approaches ...,mem0`):
+# the versions measured there; its fastembed provider loads the project's MiniLM.
+MEM0_VENV := .stack/mem0
+mem0: install
+	test -x $(MEM0_VENV)/bin/python || python3 -m venv $(MEM0_VENV)
+	$(MEM0_VENV)/bin/python -m pip install -q 'mem0ai==2.2.1' 'fastembed==0.9.1'
 
 # The sample conversation through the real local model (make llm first, or it is done here).
 demo-llm: llm

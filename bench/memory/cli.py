@@ -33,7 +33,10 @@ def parser(doc: str, data: str) -> argparse.ArgumentParser:
     p.add_argument("--mode", default="hybrid", help="/v1/context's mode")
     p.add_argument("--chunk", type=int, default=8, help="events published per step")
     p.add_argument("--full-chars", type=int, default=9000, help="the full baseline's window")
-    p.add_argument("--approaches", default="consolidator,bm25,full")
+    p.add_argument(
+        "--approaches", default="consolidator,bm25,full", help="of consolidator,mem0,bm25,full"
+    )
+    p.add_argument("--mem0-base-url", default=None, help="Mem0's endpoint (default: --base-url)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call")
     p.add_argument("--session-timeout", type=float, default=7200.0)
     p.add_argument(

@@ -19,19 +19,19 @@ GPT-4o full context 92 / 28; conflicts resolved in code ("the latest wins") 78 s
 
 
 def _row(name: str, doc: dict[str, Any]) -> list[str]:
-    ing = doc.get("ingest", {})
     out = []
     for approach, fig in doc["approaches"].items():
+        ing = doc.get({"consolidator": "ingest", "mem0": "mem0_ingest"}.get(approach, ""), {})
         per_event = (
             f"{ing.get('prompt_tokens_per_event')} + {ing.get('completion_tokens_per_event')}"
-            if approach == "consolidator" and ing
+            if ing
             else "-"
         )
         out.append(
             f"| {name} | {doc['model']} | {approach} | {fig['score']} | {fig['right']}/"
             f"{doc['questions']} | {fig['stale']} | {per_event} | "
             f"{fig['answer_prompt_tokens_per_question']} | "
-            f"{ing.get('seconds_per_event', '-') if approach == 'consolidator' else '-'} |"
+            f"{ing.get('seconds_per_event', '-')} |"
         )
     return out
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from bench.harness.extraction_run import real_model_settings, settled
 from bench.harness.llm_recorder import Recorder
+from bench.memory.mem0_run import mem0_contexts
 from tests.support import memory_bench as mb
 from tests.support.kafka_io import publish
 from tests.support.metrics import series, total
@@ -38,7 +39,7 @@ from tests.support.scratch import drop
 from tests.support.workers import WorkerProcess, rows, wait_until
 
 SCRATCH = Path("/tmp/bench-memory")
-APPROACHES = ("consolidator", "bm25", "full")
+APPROACHES = ("consolidator", "mem0", "bm25", "full")
 
 
 def _encode(evs: Sequence[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
@@ -217,12 +218,20 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
             doc["ingest"] = _ingest_figures(s, worker.metrics(), len(events), seconds)
             print(json.dumps(doc["ingest"]), flush=True)
             ctx_of["consolidator"] = lambda q: product_context(worker.url, q, args.k, args.mode)
+        if "mem0" in approaches:
+            found, doc["mem0_ingest"] = mem0_contexts(
+                events, questions, args, SCRATCH / f"mem0-{tag}"
+            )
+            print(json.dumps(doc["mem0_ingest"]), flush=True)
+            ctx_of["mem0"] = lambda q: found[q.id]
         with transcript.with_suffix(".contexts.jsonl").open("w") as out:
             for approach in approaches:
                 for row, q in zip(log, questions, strict=True):
                     context = ctx_of[approach](q)
                     said = answers[approach](mb.answer_messages(context, q.text))
                     row[approach] = said
+                    # Retrieval or answering: was a right answer in what the model was shown?
+                    row[f"{approach}_context_has_gold"] = mb.substring_match(context, q.answers)
                     out.write(json.dumps({"id": q.id, approach: context}) + "\n")
                 print(f"  answered {approach}", flush=True)
         worker.stop()
@@ -242,6 +251,7 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
             "score": round(100 * right / max(1, len(log)), 1),
             "right": right,
             "stale": stale,
+            "context_has_gold": sum(bool(r.get(f"{a}_context_has_gold")) for r in log),
             **answers[a].figures(len(log)),
         }
     doc["settings"] = {k: getattr(s, k) for k in sorted(args.overrides)} | {
