@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from processors.about import qualify
 from processors.extraction_fake import fake_candidates
 from processors.extraction_prompts import (
     BATCH_EXAMPLES,
@@ -200,18 +201,20 @@ def _snake(predicate: str) -> str:
 def lift_candidate(raw: object) -> object:
     """A model's candidate in the wire contract (``processors.extraction_prompts``) as the
     ``ExtractedFact`` shape: a scalar or list ``value`` of a named attribute becomes
-    ``{"value": ...}``, a spelled-out predicate (``Home City``, ``homeCity``) snake_case, and
-    a note's (no predicate) stray value is dropped, its statement kept. Anything else is
-    returned as given, for validation to judge; this never raises."""
+    ``{"value": ...}``, a spelled-out predicate (``Home City``, ``homeCity``) snake_case and
+    prefixed by whom it is ``about`` (``processors.about``), and a note's (no predicate)
+    stray value is dropped, its statement kept. Anything else is returned as given, for
+    validation to judge; this never raises."""
     if not isinstance(raw, dict):
         return raw
     out = dict(raw)
+    about = out.pop("about", None)
     predicate = out.get("predicate")
     if isinstance(predicate, str):
         if not predicate.strip():
             out["predicate"] = predicate = None
         else:
-            out["predicate"] = _snake(predicate)
+            out["predicate"] = qualify(_snake(predicate), about)
     value = out.get("value")
     if predicate is None:
         if value is not None and not isinstance(value, dict):

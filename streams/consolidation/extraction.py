@@ -19,7 +19,8 @@ Invariants:
 - Candidates are validated here (``processors.validation``); the rejected are counted by
   reason and never reach adjudication. An echo of a fact the prompt listed, about an event
   that never mentions it, and a value said only in questions (``processors.grounding``), are
-  dropped and counted as ``echo`` and ``question``.
+  dropped and counted as ``echo`` and ``question``. A predicate prefixed by a name the
+  subject goes by (``sarah_occupation``: ``processors.about``) is the subject's own.
 - A prompt lists what ``processors.extraction_context.select_facts`` picks of a subject's
   loaded facts within ``extraction_context_tokens``; the events' contents are embedded (one
   call, in a thread) and the facts' stored vectors read only for subjects whose facts do not
@@ -35,6 +36,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from processors.about import self_names, unprefix_self
 from processors.extraction import MAX_ACTIVE_IN_PROMPT, fact_line
 from processors.extraction_context import line_tokens, select_facts
 from processors.extraction_plan import SubjectLoad, plan_calls
@@ -260,7 +262,16 @@ class ExtractionStage:
                 "event %s: candidate %d rejected: %s", job.event.event_id, rej.index, rej.reason
             )
         kept = []
+        names = self_names(
+            [(f.predicate, f.value) for f in listed]
+            + [(c.predicate, c.value) for c in result.valid],
+            job.event.subject_id,
+        )
         for c in result.valid:
+            if c.predicate is not None and c.predicate != (
+                own := unprefix_self(c.predicate, names)
+            ):
+                c = c.model_copy(update={"predicate": own})
             if listed and is_echo(c, listed, job.event.content):
                 reason = "echo"
             elif from_question(c, job.event.content):

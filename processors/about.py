@@ -1,0 +1,94 @@
+"""Whose attribute a candidate names: the extraction contract's optional ``about`` (who or
+what a fact is about, when it is not the user) folded into the predicate, so that "Thomas
+Kyd was born in London" and "Satya Nadella was born in Hyderabad" are two attributes
+(``thomas_kyd_birth_city``, ``satya_nadella_birth_city``), never one ``birth_city`` whose
+second value supersedes the first.
+
+Invariants: pure and total (any ``about``, any predicate: never raises); the result is a
+valid predicate (``schemas.base.PREDICATE_PATTERN``) whenever the given predicate was; an
+``about`` that names the user (``the user``, ``me``, ``my``...) or nothing leaves the
+predicate as it was; a predicate that already names the entity (``chairperson_fatah`` about
+``Fatah``) is kept; the same ``about`` always gives the same prefix (accents folded, a name
+with no Latin letters keyed by a stable digest), so replay reproduces the key.
+- The user named by their own name ("Sarah is a software engineer", about ``Sarah``) is the
+  user: ``unprefix_self`` takes the prefix of any name the subject is known by (a listed or
+  co-extracted ``name`` fact, the subject id) back off, so ``sarah_occupation`` is
+  ``occupation``. An ``about`` in snake_case is a misplaced attribute name and is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from schemas.base import PREDICATE_PATTERN
+
+# Leading words that say whose, not who: "the user's brother Oren" is "brother_oren".
+_POSSESSIVE = frozenset(
+    {"the", "a", "an", "my", "our", "his", "her", "their", "its", "user", "users", "s", "of"}
+)
+# An about that is the user themself.
+_SELF = frozenset({"i", "me", "myself", "you", "yourself", "self", "he", "she", "they"})
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
+PREFIX_CHARS = 32
+PREDICATE_CHARS = 64
+
+
+def entity_slug(about: object) -> str | None:
+    """The snake_case key of ``about``, or None when it names the user or nothing."""
+    if not isinstance(about, str) or not about.strip() or "_" in about:
+        # An about in snake_case is an attribute name put in the wrong field, not a name.
+        return None
+    folded = unicodedata.normalize("NFKD", about.casefold())
+    ascii_ = "".join(c for c in folded if not unicodedata.combining(c))
+    words = [w for w in _NOT_WORD.split(ascii_) if w]
+    while words and words[0] in _POSSESSIVE:
+        words.pop(0)
+    if not words or (len(words) == 1 and words[0] in _SELF):
+        if any(c.isalnum() for c in ascii_) and not any(c.isascii() for c in ascii_ if c.isalnum()):
+            # A name in a script with no Latin letters (東京): keyed by its digest.
+            return (
+                "e" + hashlib.blake2s(about.strip().casefold().encode(), digest_size=4).hexdigest()
+            )
+        return None
+    slug = "_".join(words)[:PREFIX_CHARS].strip("_")
+    return slug if slug[:1].isalpha() else "e" + slug
+
+
+def qualify(predicate: str, about: object) -> str:
+    """``predicate`` as the attribute of ``about`` (see the module docstring)."""
+    slug = entity_slug(about)
+    if slug is None or not predicate:
+        return predicate
+    if f"_{slug}_" in f"_{predicate}_":
+        return predicate
+    return f"{slug}_{predicate}"[:PREDICATE_CHARS].rstrip("_")
+
+
+# Predicates whose value is a name the subject is known by.
+SELF_NAME_PREDICATES = frozenset({"name", "first_name", "full_name", "nickname", "user_name"})
+
+
+def self_names(values: Iterable[tuple[str | None, object]], subject_id: str) -> list[str]:
+    """The names the subject goes by: the subject id and each name-like fact's value, from
+    ``(predicate, value)`` pairs (listed facts and the answer's own candidates)."""
+    names = [subject_id]
+    for predicate, value in values:
+        if predicate in SELF_NAME_PREDICATES:
+            v = value.get("value") if isinstance(value, dict) else value
+            if isinstance(v, str):
+                names += [v, *v.split()[:1]]  # "Sarah Chen" and "Sarah"
+    return names
+
+
+def unprefix_self(predicate: str, names: Iterable[str]) -> str:
+    """``predicate`` without the prefix of a name of the subject's own (the longest)."""
+    best = ""
+    for name in names:
+        slug = entity_slug(name)
+        if slug and predicate.startswith(slug + "_") and len(slug) > len(best):
+            best = slug
+    rest = predicate[len(best) + 1 :]
+    return rest if best and re.fullmatch(PREDICATE_PATTERN, rest) else predicate

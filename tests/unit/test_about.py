@@ -1,0 +1,95 @@
+"""``processors.about``: whose attribute a candidate names, for any ``about`` a model sends."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from processors.about import entity_slug, qualify, self_names, unprefix_self
+from processors.extraction import lift_candidate
+from schemas.base import PREDICATE_PATTERN
+
+PREDICATES = st.from_regex(PREDICATE_PATTERN, fullmatch=True)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+# Names in Latin letters, as a model copies them from a sentence.
+NAMES = st.lists(st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True), min_size=1, max_size=4).map(
+    " ".join
+)
+
+
+@given(PREDICATES, JSON | st.text())
+def test_any_about_leaves_a_valid_predicate(predicate: str, about: object) -> None:
+    got = qualify(predicate, about)
+    assert re.fullmatch(PREDICATE_PATTERN, got), got
+    # The model's attribute name survives whole, unless the 64-character bound cut it.
+    assert (
+        got == predicate or got.endswith("_" + predicate) or len(got) >= 64 - predicate.count("_")
+    )
+    assert qualify(got, about) == got  # idempotent: a listed fact's predicate is kept
+
+
+@given(PREDICATES, st.sampled_from(["the user", "User", "me", "I", "myself", " MY ", "the"]))
+def test_the_user_is_nobody_else(predicate: str, about: str) -> None:
+    assert qualify(predicate, about) == predicate
+
+
+@given(st.from_regex(r"[a-z]{3,12}(_[a-z]{3,12}){0,2}", fullmatch=True), NAMES, NAMES)
+def test_two_entities_never_share_an_attribute(predicate: str, a: str, b: str) -> None:
+    if entity_slug(a) != entity_slug(b):
+        assert qualify(predicate, a) != qualify(predicate, b)
+    assert qualify(predicate, a) == qualify(predicate, a.upper().lower())
+
+
+@given(st.text(alphabet="東京都大阪市北京", min_size=1, max_size=6))
+def test_a_name_without_latin_letters_still_keys(about: str) -> None:
+    slug = entity_slug(about)
+    assert slug is not None and re.fullmatch(r"e[0-9a-f]{8}", slug)
+
+
+@given(st.dictionaries(st.sampled_from(["statement", "predicate", "value", "about"]), JSON))
+def test_lift_never_raises_and_about_never_reaches_validation(raw: dict[str, object]) -> None:
+    out = lift_candidate(raw)
+    assert isinstance(out, dict) and "about" not in out
+
+
+def test_a_world_fact_is_the_entitys_attribute() -> None:
+    out = lift_candidate(
+        {
+            "statement": "Rogério Ceni plays goalkeeper.",
+            "about": "Rogério Ceni",
+            "predicate": "Position",
+            "value": "goalkeeper",
+        }
+    )
+    assert out == {
+        "statement": "Rogério Ceni plays goalkeeper.",
+        "predicate": "rogerio_ceni_position",
+        "value": {"value": "goalkeeper"},
+    }
+
+
+@given(PREDICATES, NAMES, st.lists(NAMES, max_size=3))
+def test_the_subjects_own_name_is_the_subject(predicate: str, name: str, others: list[str]) -> None:
+    names = self_names([("name", {"value": name}), ("pet_name", {"value": "Rex"})], "u-1")
+    own = unprefix_self(qualify(predicate, name), names)
+    assert re.fullmatch(PREDICATE_PATTERN, own)
+    if len(qualify(predicate, name)) < 64:
+        assert own == predicate or (entity_slug(name) or "") in predicate
+    for other in others:
+        if entity_slug(other) not in {entity_slug(n) for n in names}:
+            # Someone else's attribute keeps its owner (unless the owner's name starts with
+            # the subject's: "Sarah" is a prefix of "Sarah Lee").
+            got = unprefix_self(qualify(predicate, other), names)
+            assert got != predicate or (entity_slug(other) or "") in f"_{predicate}_"
+
+
+@given(st.text(), JSON)
+def test_unprefix_never_raises(predicate: str, value: object) -> None:
+    got = unprefix_self(predicate, self_names([("name", value), (None, value)], predicate))
+    assert got == predicate or re.fullmatch(PREDICATE_PATTERN, got)
