@@ -13,7 +13,9 @@ with no Latin letters keyed by a stable digest), so replay reproduces the key.
 - The user named by their own name ("Sarah is a software engineer", about ``Sarah``) is the
   user: ``unprefix_self`` takes the prefix of any name the subject is known by (a listed or
   co-extracted ``name`` fact, the subject id) back off, so ``sarah_occupation`` is
-  ``occupation``. An ``about`` in snake_case is a misplaced attribute name and is ignored.
+  ``occupation``. An ``about`` in snake_case, or in lower case beside a statement about the
+  user ("The user speaks French", about ``language``), is a misplaced attribute name and is
+  ignored.
 """
 
 from __future__ import annotations
@@ -57,9 +59,25 @@ def entity_slug(about: object) -> str | None:
     return slug if slug[:1].isalpha() else "e" + slug
 
 
-def qualify(predicate: str, about: object) -> str:
-    """``predicate`` as the attribute of ``about`` (see the module docstring)."""
-    slug = entity_slug(about)
+_ABOUT_THE_USER = re.compile(r"^\s*(the\s+user\b|user\b|i\b|i'm\b|my\b)", re.IGNORECASE)
+
+
+def names_someone(about: object, statement: object) -> bool:
+    """False for an ``about`` a small model filled with the attribute instead of a name
+    ("The user speaks French", about ``language``): a statement about the user with an
+    about in lower case (no name); a name (``Priya`` in "The user's daughter Priya is 7")
+    or a caseless script is kept."""
+    if not isinstance(about, str):
+        return False
+    if isinstance(statement, str) and _ABOUT_THE_USER.match(statement):
+        return about != about.lower() or about == about.upper()
+    return True
+
+
+def qualify(predicate: str, about: object, statement: object = None) -> str:
+    """``predicate`` as the attribute of ``about`` (see the module docstring); with the
+    candidate's ``statement``, an about that names no one (``names_someone``) is ignored."""
+    slug = entity_slug(about) if names_someone(about, statement) else None
     if slug is None or not predicate:
         return predicate
     if f"_{slug}_" in f"_{predicate}_":

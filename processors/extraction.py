@@ -214,7 +214,7 @@ def lift_candidate(raw: object) -> object:
         if not predicate.strip():
             out["predicate"] = predicate = None
         else:
-            out["predicate"] = qualify(_snake(predicate), about)
+            out["predicate"] = qualify(_snake(predicate), about, out.get("statement"))
     value = out.get("value")
     if predicate is None:
         if value is not None and not isinstance(value, dict):

@@ -2,8 +2,8 @@
 
 Invariants:
 - A command is applied at most once: under the subject's lock, a command already recorded in
-  ``commands_applied`` is skipped, and the outcome (applied, or refused with its reason) is
-  recorded in the same transaction as its writes.
+  ``commands_applied`` is skipped (counted as ``duplicate``), and the outcome (applied, or
+  refused with its reason) is recorded in the same transaction as its writes.
 - A refusal is an outcome, not an error: it is recorded and counted, and the worker goes on.
 - An erase removes the scope's facts and events, leaves an erasure record, and queues one
   ``erased`` change event (``streams/store/erase.py``).
@@ -36,6 +36,9 @@ class CommandApplier:
         now = self.clock.now()
         async with self.store.batch([(cmd.project_id, cmd.subject_id)]):
             if await self.store.command_applied(cmd.project_id, cmd.command_id):
+                # Counted, so that every command read is accounted for: a judge asked twice
+                # about one open set sends the same (uuid5) command twice.
+                self.metrics.inc("consolidator_commands_total", outcome="duplicate")
                 return
             if cmd.type == "erase":
                 await self._erase(cmd, now)

@@ -93,3 +93,23 @@ def test_the_subjects_own_name_is_the_subject(predicate: str, name: str, others:
 def test_unprefix_never_raises(predicate: str, value: object) -> None:
     got = unprefix_self(predicate, self_names([("name", value), (None, value)], predicate))
     assert got == predicate or re.fullmatch(PREDICATE_PATTERN, got)
+
+
+@given(
+    PREDICATES,
+    st.from_regex(r"[a-z]{3,10}", fullmatch=True),
+    st.sampled_from(["The user speaks", "the user's", "I am", "My ", "User has", "I'm"]),
+    st.text(max_size=30),
+)
+def test_an_attribute_in_about_beside_a_user_statement_is_ignored(
+    predicate: str, word: str, opening: str, rest: str
+) -> None:
+    assert qualify(predicate, word, f"{opening} {rest}") == predicate
+
+
+@given(PREDICATES, NAMES, st.text(max_size=40))
+def test_a_name_beside_a_user_statement_still_keys(predicate: str, name: str, rest: str) -> None:
+    # "The user's daughter Priya is 7": Priya's age, not the user's.
+    assert qualify(predicate, name, f"The user's daughter {name} {rest}") == qualify(
+        predicate, name
+    )

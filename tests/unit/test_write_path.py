@@ -245,6 +245,8 @@ def test_commands_are_applied_once_and_refusals_recorded() -> None:
         asyncio.run(rig.pipeline.process_commands([rig.msg(orjson.dumps(cmd))]))
     assert next(iter(rig.store.data.commands.values())).startswith("refused")
     assert rig.pipeline.metrics.get("consolidator_commands_total", outcome="refused") == 1
+    # The second copy is accounted for too (a bench or operator waits for every command).
+    assert rig.pipeline.metrics.get("consolidator_commands_total", outcome="duplicate") == 1
     asyncio.run(rig.pipeline.process_commands([rig.msg(b"{}")]))
     assert len(rig.dead("invalid_command")) == 1
 
