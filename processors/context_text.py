@@ -1,10 +1,12 @@
 """The context of a subject as plain text for a prompt (``ContextResponse.text``).
 
-Invariants: pure (models in, text out); the text carries the same facts, conflicts and
-events as the JSON, in the same order, each on one line of bounded length; a fact's line
+Invariants: pure (models in, text out); the text carries the same facts and events as
+the JSON, in the same order, each on one line of bounded length; a fact's line
 carries its statement (bounded), which says whose fact it is when the predicate alone does
 not; a fact that takes part in an open conflict is marked disputed; with ``as_of`` the
-header names the instant and a fact no longer current says until when it held.
+header names the instant and a fact no longer current says until when it held. The text
+lists the open conflict sets about the facts it lists (a member fact or the same predicate)
+and only counts the others: the JSON keeps them all.
 """
 
 from __future__ import annotations
@@ -65,9 +67,18 @@ def render_text(
             f"- {f.predicate or 'note'}: {_value(f)}{said} "
             f"(since {_day(f.valid_from)}{until}){pin}{flag}"
         )
-    if open_sets:
+    # Only the sets about the facts above: a subject's other open sets (up to a hundred,
+    # each with its contenders) would bury the answer in a prompt; they are counted.
+    ids = {cf.fact.id for cf in ctx_facts}
+    predicates = {cf.fact.predicate for cf in ctx_facts if cf.fact.predicate is not None}
+    shown = [
+        r
+        for r in open_sets
+        if r.conflict_set.predicate in predicates or ids.intersection(r.conflict_set.fact_ids)
+    ]
+    if shown:
         lines.append("Open conflicts (unresolved; the values disagree):")
-        for review in open_sets:
+        for review in shown:
             cs = review.conflict_set
             options = "; ".join(
                 f"{_value(f)} [{f.status}, from {','.join(f.source_event_ids)} at "
@@ -75,6 +86,10 @@ def render_text(
                 for f in review.facts
             )
             lines.append(f"- {cs.predicate}: {options}")
+    if len(shown) < len(open_sets):
+        lines.append(
+            f"Other open conflicts, about facts not listed here: {len(open_sets) - len(shown)}"
+        )
     if events:
         lines.append("Relevant events:")
         for e in events:

@@ -12,7 +12,8 @@ Invariants:
   fusion; the default). With ``as_of``: the facts valid then and the events up to then; a
   superseded fact is never returned as current.
 - Any query text is either ranked or refused with a ValueError (NUL, lone surrogate).
-- The text block carries the same content as the JSON, compact enough for a prompt.
+- The text block carries the same facts and events as the JSON, compact enough for a prompt;
+  of the open conflicts it spells out those about the facts it lists and counts the rest.
 """
 
 from __future__ import annotations

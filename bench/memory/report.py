@@ -24,12 +24,13 @@ def _row(name: str, doc: dict[str, Any]) -> list[str]:
         ing = doc.get({"consolidator": "ingest", "mem0": "mem0_ingest"}.get(approach, ""), {})
         per_event = (
             f"{ing.get('prompt_tokens_per_event')} + {ing.get('completion_tokens_per_event')}"
-            if ing
+            if ing.get("prompt_tokens_per_event") is not None
             else "-"
         )
         out.append(
             f"| {name} | {doc['model']} | {approach} | {fig['score']} | {fig['right']}/"
-            f"{doc['questions']} | {fig['stale']} | {per_event} | "
+            f"{doc['questions']} | {fig['stale']} | {fig.get('context_has_gold', '-')} | "
+            f"{per_event} | "
             f"{fig['answer_prompt_tokens_per_question']} | "
             f"{ing.get('seconds_per_event', '-')} |"
         )
@@ -43,9 +44,10 @@ def write_summary(out: Path) -> str:
         "Written by `python -m bench.memory.<name>` from the result files here; the subsets",
         "and commands are in the bench README.",
         "",
-        "| result | model | approach | score | right | stale | ingest tokens/event"
-        " (prompt + completion) | answer prompt tokens/question | ingest s/event |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| result | model | approach | score | right | stale | a right answer in the context"
+        " | ingest tokens/event (prompt + completion) | answer prompt tokens/question"
+        " | ingest s/event |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for path in sorted(out.glob("*.json")):
         doc = json.loads(path.read_text())

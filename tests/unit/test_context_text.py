@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from processors.context_text import EVENT_TEXT_CHARS, STATEMENT_CHARS, render_text
-from schemas.api import ContextEvent, ContextFact
+from schemas.api import ConflictReview, ContextEvent, ContextFact
+from schemas.facts import ConflictSet
 from tests.support.facts import T0, make_fact
 
 
@@ -45,3 +46,40 @@ def test_a_fact_line_carries_its_statement_bounded(statement: str) -> None:
     flat = " ".join(statement.split())
     if flat and len(flat) <= STATEMENT_CHARS:
         assert flat in line
+
+
+PREDS = st.sampled_from(["lives_in", "employer", "sport", "thomas_kyd_birth_city", "age"])
+
+
+@given(
+    listed=st.lists(PREDS, max_size=4, unique=True),
+    sets=st.lists(st.tuples(PREDS, st.integers(1, 5)), max_size=120),
+)
+def test_only_the_open_sets_about_the_listed_facts_are_spelled_out(
+    listed: list[str], sets: list[tuple[str, int]]
+) -> None:
+    facts = tuple(ContextFact(fact=make_fact(id=f"f-{p}", predicate=p)) for p in listed)
+    reviews = tuple(
+        ConflictReview(
+            conflict_set=ConflictSet(
+                id=f"c{i}",
+                project_id="p",
+                subject_id="s",
+                predicate=pred,
+                status="open",
+                fact_ids=tuple(f"x{i}-{j}" for j in range(n)),
+                created_at=T0,
+            ),
+            facts=tuple(make_fact(id=f"x{i}-{j}", predicate=pred) for j in range(n)),
+        )
+        for i, (pred, n) in enumerate(sets)
+    )
+    text = render_text("p", "s", "q", facts, (), reviews)
+    lines = text.splitlines()
+    about = [r for r in reviews if r.conflict_set.predicate in listed]
+    conflict_lines = [x for x in lines if x.startswith("- ") and "[active, from" in x]
+    assert len(conflict_lines) == len(about)  # every relevant set, whatever the others
+    assert all(x.split(":")[0][2:] in listed for x in conflict_lines)
+    hidden = len(reviews) - len(about)
+    assert (f"not listed here: {hidden}" in text) == (hidden > 0)
+    assert len(lines) <= 4 + len(facts) + len(about) + 1
