@@ -12,7 +12,9 @@ questions: ``bm25`` (the library ``bm25s`` over the raw history, its top k in hi
 and ``full`` (as much of the history as fits ``--full-chars``, its end kept).
 
 Invariants: the bench changes nothing in the product (settings only, named in the result);
-each run has its own schema and topic prefix, dropped at the end unless ``--keep``; every
+each run has its own schema and topic prefix, dropped at the end unless ``--keep`` or
+the run failed (kept then, for ``--reuse``); an answer request the server refuses is a
+wrong answer, counted (``answer_refused``); every
 figure is measured in this run; the per-question log (question, gold, each answer) is in the
 result, the contexts in the scratch transcript only.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -56,6 +59,7 @@ class Answerer:
         self.model, self.timeout, self.max_tokens = model, timeout, max_tokens
         self.calls = self.prompt_tokens = self.completion_tokens = 0
         self.seconds = 0.0
+        self.errors: list[str] = []
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
         body = {
@@ -68,9 +72,16 @@ class Answerer:
             self.url, json.dumps(body).encode(), {"Content-Type": "application/json"}
         )
         t0 = time.monotonic()
-        with urllib.request.urlopen(req, timeout=self.timeout) as r:
-            doc = json.loads(r.read())
-        self.seconds += time.monotonic() - t0
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                doc = json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            # A refused request (a context beyond the server's window) is a wrong answer,
+            # counted with the server's reason; it never loses the run.
+            self.errors.append(f"{exc.code}: {exc.read()[:200]!r}")
+            return ""
+        finally:
+            self.seconds += time.monotonic() - t0
         usage = doc.get("usage") or {}
         self.calls += 1
         self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
@@ -81,6 +92,8 @@ class Answerer:
         n = max(1, questions)
         return {
             "answer_calls": self.calls,
+            "answer_refused": len(self.errors),
+            "answer_refused_examples": self.errors[:3],
             "answer_prompt_tokens_per_question": round(self.prompt_tokens / n, 1),
             "answer_completion_tokens_per_question": round(self.completion_tokens / n, 1),
             "answer_seconds_per_question": round(self.seconds / n, 2),
@@ -240,6 +253,11 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
                     out.write(json.dumps({"id": q.id, approach: context}) + "\n")
                 print(f"  answered {approach}", flush=True)
         worker.stop()
+    except BaseException:
+        # An ingest is an hour here: keep what it built, for `--reuse`.
+        print(f"run failed: schema {s.database_schema} kept (--reuse {tag})", flush=True)
+        args.keep = True
+        raise
     finally:
         recorder.close()
         if not args.keep:
