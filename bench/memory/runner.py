@@ -221,6 +221,7 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
         for q in questions
     ]
     doc: dict[str, Any] = {"benchmark": bench.name, "model": args.model, "k": args.k}
+    worker: WorkerProcess | None = None
     try:
         worker = WorkerProcess(s, SCRATCH / f"worker-{tag}.log", loglevel="info").start()
         worker.wait_ready(timeout=300)
@@ -252,13 +253,14 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
                     row[f"{approach}_context_has_gold"] = mb.substring_match(context, q.answers)
                     out.write(json.dumps({"id": q.id, approach: context}) + "\n")
                 print(f"  answered {approach}", flush=True)
-        worker.stop()
     except BaseException:
         # An ingest is an hour here: keep what it built, for `--reuse`.
         print(f"run failed: schema {s.database_schema} kept (--reuse {tag})", flush=True)
         args.keep = True
         raise
     finally:
+        if worker is not None:
+            worker.stop()  # on failure too: an orphaned worker would hold the cores
         recorder.close()
         if not args.keep:
             drop(s)
