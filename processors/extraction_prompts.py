@@ -8,10 +8,7 @@ better than a rule: with rules alone a 1.5B model answered ``{"candidates": []}`
 stating four facts. The output contract is small for the same reason: per candidate a
 ``statement`` (written first, so the model says what it saw before naming it), a
 ``predicate`` and a ``value`` that may be a plain scalar (``processors.extraction`` wraps it
-as ``{"value": ...}``); ``about`` only for a fact about someone or something other than the
-user (its name prefixes the predicate there: a small model names the attribute, ``country``,
-far more reliably than it composes ``mount_kenya_country``); ``action`` and ``target`` only
-for a change of a listed fact.
+as ``{"value": ...}``); ``action`` and ``target`` only for a change of a listed fact.
 
 Invariants: constants only, built once at import; the examples are fixed text, never from a
 benchmark; no prompt carries a project or subject id; ``EVENT_HEADER`` stays one line (the
@@ -37,11 +34,7 @@ CANDIDATE_JSON_SCHEMA: dict[str, Any] = {
     "properties": {
         "statement": {
             "type": "string",
-            "description": "one short sentence stating the fact",
-        },
-        "about": {
-            "type": ["string", "null"],
-            "description": "who or what the fact is about, when not the user (a name)",
+            "description": "one short sentence stating the fact about the user",
         },
         "predicate": {
             "type": ["string", "null"],
@@ -74,16 +67,16 @@ _RULES = """\
 Facts come from what the user says: who they are, work, home, family, pets, health, diet, \
 things they own, skills, tastes, plans, habits, and how they want to be answered; and \
 what they state about other people, places and things.
-- A fact about someone or something else names it in "about" (brother Oren, Mount Kenya); \
-a fact about the user has no "about".
+- A fact about someone or something else has a predicate that starts with its name \
+(brother_oren_home_city, mount_kenya_country): never the user's own predicate.
 - Only what this message says. Known facts are listed so that you reuse their predicate and \
 handle: never repeat one the message does not say again.
 - A message from the assistant has facts only when it reports something new about the user \
 (a record, a tool's result), not when it answers, suggests or repeats.
 - No facts in greetings, thanks, small talk, wishes or hypotheticals ("if", "maybe", \
 "someday", "I wonder"), nor in questions: what the user asks about is not a fact about them.
-- Each candidate: {"statement": a short sentence, "predicate": a snake_case attribute \
-name, "value": its value}, and "about" for someone or something else.
+- Each candidate: {"statement": a short sentence about the user, "predicate": a snake_case \
+attribute name, "value": its value}.
 - A change of a known fact: the value is the new one, true now; keep the fact's predicate \
 and add "action": "supersede" and "target": the fact's handle.
 - Nothing durable: {"candidates": []}."""
@@ -131,11 +124,11 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
         "Message from the user: My brother Oren moved to Krakow last week. Mount Kenya is "
         "in the country of Kenya, by the way.",
         '{"candidates": ['
-        '{"statement": "The user\'s brother Oren lives in Krakow.", "about": "brother Oren", '
-        '"predicate": "home_city", "value": "Krakow", "action": "supersede", '
+        '{"statement": "The user\'s brother Oren lives in Krakow.", '
+        '"predicate": "brother_oren_home_city", "value": "Krakow", "action": "supersede", '
         '"target": "f:5d1c7e02"}, '
-        '{"statement": "Mount Kenya is in Kenya.", "about": "Mount Kenya", '
-        '"predicate": "country", "value": "Kenya"}]}',
+        '{"statement": "Mount Kenya is in Kenya.", "predicate": "mount_kenya_country", '
+        '"value": "Kenya"}]}',
     ),
     (
         "Known facts: (none)\n"
