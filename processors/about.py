@@ -12,7 +12,7 @@ predicate as it was; a predicate that already names the entity (``chairperson_fa
 with no Latin letters keyed by a stable digest), so replay reproduces the key.
 - The user named by their own name ("Sarah is a software engineer", about ``Sarah``) is the
   user: ``unprefix_self`` takes the prefix of any name the subject is known by (a listed or
-  co-extracted ``name`` fact, the subject id) back off, so ``sarah_occupation`` is
+  co-extracted ``name`` fact; never the subject id) back off, so ``sarah_occupation`` is
   ``occupation``. An ``about`` in snake_case, or in lower case beside a statement about the
   user ("The user speaks French", about ``language``), is a misplaced attribute name and is
   ignored.
@@ -89,10 +89,11 @@ def qualify(predicate: str, about: object, statement: object = None) -> str:
 SELF_NAME_PREDICATES = frozenset({"name", "first_name", "full_name", "nickname", "user_name"})
 
 
-def self_names(values: Iterable[tuple[str | None, object]], subject_id: str) -> list[str]:
-    """The names the subject goes by: the subject id and each name-like fact's value, from
-    ``(predicate, value)`` pairs (listed facts and the answer's own candidates)."""
-    names = [subject_id]
+def self_names(values: Iterable[tuple[str | None, object]]) -> list[str]:
+    """The names the subject goes by: each name-like fact's value, from ``(predicate,
+    value)`` pairs (listed facts and the answer's own candidates). Never the subject id: an
+    id is not a name, and an id like ``home`` would turn ``home_city`` into ``city``."""
+    names: list[str] = []
     for predicate, value in values:
         if predicate in SELF_NAME_PREDICATES:
             v = value.get("value") if isinstance(value, dict) else value

@@ -264,8 +264,7 @@ class ExtractionStage:
         kept = []
         names = self_names(
             [(f.predicate, f.value) for f in listed]
-            + [(c.predicate, c.value) for c in result.valid],
-            job.event.subject_id,
+            + [(c.predicate, c.value) for c in result.valid]
         )
         for c in result.valid:
             if c.predicate is not None and c.predicate != (

@@ -76,7 +76,7 @@ def test_a_world_fact_is_the_entitys_attribute() -> None:
 
 @given(PREDICATES, NAMES, st.lists(NAMES, max_size=3))
 def test_the_subjects_own_name_is_the_subject(predicate: str, name: str, others: list[str]) -> None:
-    names = self_names([("name", {"value": name}), ("pet_name", {"value": "Rex"})], "u-1")
+    names = self_names([("name", {"value": name}), ("pet_name", {"value": "Rex"})])
     own = unprefix_self(qualify(predicate, name), names)
     assert re.fullmatch(PREDICATE_PATTERN, own)
     if len(qualify(predicate, name)) < 64:
@@ -91,7 +91,7 @@ def test_the_subjects_own_name_is_the_subject(predicate: str, name: str, others:
 
 @given(st.text(), JSON)
 def test_unprefix_never_raises(predicate: str, value: object) -> None:
-    got = unprefix_self(predicate, self_names([("name", value), (None, value)], predicate))
+    got = unprefix_self(predicate, self_names([("name", value), (None, value)]))
     assert got == predicate or re.fullmatch(PREDICATE_PATTERN, got)
 
 
@@ -113,3 +113,11 @@ def test_a_name_beside_a_user_statement_still_keys(predicate: str, name: str, re
     assert qualify(predicate, name, f"The user's daughter {name} {rest}") == qualify(
         predicate, name
     )
+
+
+@given(PREDICATES, st.lists(st.tuples(st.sampled_from(["pet_name", "city", None]), JSON)))
+def test_without_a_name_fact_no_prefix_is_taken_off(
+    predicate: str, facts: list[tuple[str | None, object]]
+) -> None:
+    # The subject id is never a name: subject "home" keeps its home_city.
+    assert unprefix_self(predicate, self_names(facts)) == predicate
