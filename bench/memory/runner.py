@@ -198,9 +198,11 @@ def _ingest_figures(s: Any, text: str, events: int, seconds: float) -> dict[str,
 
 def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
     """The run's figures and per-question log (see the module docstring)."""
-    # --reuse: the schema of an earlier run (kept, or restored from its dump) is read as it
-    # is and nothing is ingested: the answers alone, e.g. after a change of the read side.
+    # --reuse: the schema an earlier run kept (--keep, or a failed run) is read as it is and
+    # nothing is ingested: the answers alone, e.g. after a change of the read side. It is
+    # that run's, so it is kept again.
     tag = args.reuse or uuid.uuid4().hex[:8]
+    args.keep = args.keep or bool(args.reuse)
     SCRATCH.mkdir(parents=True, exist_ok=True)
     transcript = SCRATCH / f"{bench.name}-{tag}.jsonl"
     recorder = Recorder(args.base_url, transcript).start()
@@ -229,14 +231,15 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
             "bm25": bm25_contexts(events, args.k),
             "full": full_contexts(events, args.full_chars),
         }
-        if "consolidator" in approaches and args.reuse:
-            doc["ingest"] = {"reused_schema": s.database_schema}
-            ctx_of["consolidator"] = lambda q: product_context(worker.url, q, args.k, args.mode)
-        elif "consolidator" in approaches:
-            seconds = ingest(s, worker, events, args.chunk, recorder, args.session_timeout)
-            doc["ingest"] = _ingest_figures(s, worker.metrics(), len(events), seconds)
-            print(json.dumps(doc["ingest"]), flush=True)
-            ctx_of["consolidator"] = lambda q: product_context(worker.url, q, args.k, args.mode)
+        if "consolidator" in approaches:
+            if args.reuse:
+                doc["ingest"] = {"reused_schema": s.database_schema}
+            else:
+                seconds = ingest(s, worker, events, args.chunk, recorder, args.session_timeout)
+                doc["ingest"] = _ingest_figures(s, worker.metrics(), len(events), seconds)
+                print(json.dumps(doc["ingest"]), flush=True)
+            url = worker.url
+            ctx_of["consolidator"] = lambda q: product_context(url, q, args.k, args.mode)
         if "mem0" in approaches:
             found, doc["mem0_ingest"] = mem0_contexts(
                 events, questions, args, SCRATCH / f"mem0-{tag}"
