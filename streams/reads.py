@@ -150,6 +150,14 @@ def _float(x: Any) -> float | None:
     return None if x is None else float(x)
 
 
+async def _query_vector(embedder: Embedder | None, query: str | None) -> np.ndarray | None:
+    if not query or embedder is None:
+        return None
+    vectors = await asyncio.to_thread(embedder.embed, [query])
+    first: np.ndarray = vectors[0]
+    return first
+
+
 async def context(
     store: Store,
     embedder: Embedder | None,
@@ -174,14 +182,15 @@ async def context(
     query = query.strip() if query else None
     if query:
         no_nul(query)
-    vector: np.ndarray | None = None
-    if query and mode != "lexical":
-        if embedder is None:
-            raise ValueError(f"mode {mode!r} needs an embedder")
-        # Embedding is CPU work: keep the event loop (and the worker's agents) responsive.
-        vector = (await asyncio.to_thread(embedder.embed, [query]))[0]
+    if query and mode != "lexical" and embedder is None:
+        raise ValueError(f"mode {mode!r} needs an embedder")
     rank = replace(ranking or DEFAULT_RANKING, mode=mode)
-    open_sets = await _subject_open_conflicts(store, project, subject)
+    # The query's embedding (CPU, in a thread: the event loop and the worker's agents stay
+    # responsive) is computed while the database lists the open conflicts.
+    vector, open_sets = await asyncio.gather(
+        _query_vector(embedder, query if mode != "lexical" else None),
+        _subject_open_conflicts(store, project, subject),
+    )
     contested = {fid for review in open_sets for fid in review.conflict_set.fact_ids}
     disputed = {review.conflict_set.predicate for review in open_sets}
     scored: list[tuple[Fact, float | None, float | None]]

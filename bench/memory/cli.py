@@ -50,6 +50,11 @@ def parser(doc: str, data: str) -> argparse.ArgumentParser:
         default=None,
         help="only the first N events (a smoke run: committed subsets keep all of them)",
     )
+    p.add_argument(
+        "--no-answer",
+        action="store_true",
+        help="the consolidator's retrieval step per mode only, no answers (with --reuse)",
+    )
     p.add_argument("--label", default=None)
     p.add_argument("--keep", action="store_true", help="keep the schema and topics")
     p.add_argument(

@@ -240,6 +240,12 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
                 print(json.dumps(doc["ingest"]), flush=True)
             url = worker.url
             ctx_of["consolidator"] = lambda q: product_context(url, q, args.k, args.mode)
+            doc["retrieval_by_mode"] = mb.retrieval_by_mode(
+                lambda q, mode: product_context(url, q, args.k, mode), questions
+            )
+            print(json.dumps(doc["retrieval_by_mode"]), flush=True)
+            if args.no_answer:
+                approaches = [a for a in approaches if a != "consolidator"]
         if "mem0" in approaches:
             found, doc["mem0_ingest"] = mem0_contexts(
                 events, questions, args, SCRATCH / f"mem0-{tag}"

@@ -72,6 +72,8 @@ GRID: dict[str, tuple[Any, ...]] = {
     "lexical_weight": (0.75, 1.0, 1.5, 2.0),
     "ranker": ("ts_rank_cd", "ts_rank"),
     "recency_weight": (0.0, 0.1, 0.25),
+    # Rows the lexical list may rank (streams.store.search); the last is "no bound".
+    "lexical_budget": (50, 100, 150, 250, 400, 1000, 1_000_000_000),
 }
 
 

@@ -227,3 +227,93 @@ def test_any_query_text_is_ranked_or_refused(settings: Settings) -> None:
 
 def _surrogate(text: str) -> bool:
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+# Words the english configuration keeps as they are (no stop word, no stem changes them).
+VOCAB = ["zork", "quix", "plim", "dorf", "wump", "krat", "blorb", "snark"]
+
+
+def test_lexical_work_is_bounded_rarest_first(settings: Settings) -> None:
+    """Whatever the rows, the query and the budget: lexical search returns exactly the rows
+    holding one of the words kept rarest first within the budget (the rarest always)."""
+    from streams.store.search import Ranking
+
+    embedder = HashEmbedder(settings.embedding_dim)
+    seen = [0]
+
+    async def scenario(store: Store) -> None:
+        @hsettings(
+            max_examples=examples(60),
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(
+            rows=st.lists(st.lists(st.sampled_from(VOCAB), max_size=4), max_size=40),
+            query=st.lists(st.sampled_from([*VOCAB, "the", "!", "&"]), max_size=6),
+            budget=st.integers(min_value=-5, max_value=60),
+            kind=st.sampled_from(["events", "facts"]),
+        )
+        def one(rows: list[list[str]], query: list[str], budget: int, kind: Any) -> None:
+            seen[0] += 1
+            subject = f"s{seen[0]}"
+
+            async def go() -> set[str]:
+                await _rows(store, embedder, kind, subject, [" ".join(r) for r in rows])
+                found = await store.ranked(
+                    kind,
+                    "budget",
+                    subject,
+                    " ".join(query),
+                    None,
+                    100,
+                    Ranking(mode="lexical", lexical_budget=budget),
+                )
+                return {r["event_id" if kind == "events" else "id"] for r in found}
+
+            got = asyncio.run_coroutine_threadsafe(go(), loop).result(30)
+            df = {w: sum(w in r for r in rows) for w in set(query) & set(VOCAB)}
+            kept: set[str] = set()
+            total = 0
+            for w in sorted((w for w in df if df[w]), key=lambda w: (df[w], w)):
+                total += df[w]
+                if total == df[w] or total <= budget:
+                    kept.add(w)
+            assert got == {f"{subject}-{i}" for i, r in enumerate(rows) if kept & set(r)}
+
+        loop = asyncio.get_running_loop()
+        await asyncio.to_thread(one)
+
+    _run(settings, scenario)
+
+
+async def _rows(
+    store: Store, embedder: HashEmbedder, kind: str, subject: str, texts: list[str]
+) -> None:
+    if kind == "events":
+        await store.insert_events(
+            [
+                (
+                    RawEvent(
+                        event_id=f"{subject}-{i}",
+                        project_id="budget",
+                        subject_id=subject,
+                        occurred_at=T0 + i * DAY,
+                        content=text or "-",
+                    ),
+                    embedder.embed([text or "-"])[0],
+                )
+                for i, text in enumerate(texts)
+            ]
+        )
+        return
+    for i, text in enumerate(texts):
+        fact = make_fact(
+            id=f"{subject}-{i}",
+            project_id="budget",
+            subject_id=subject,
+            predicate=f"attribute_{i}",
+            value={"value": i},
+            statement=text,
+        )
+        await store.conn.execute(sql.UPSERT_FACT, fact_params(fact, embedder.embed([text])[0]))

@@ -23,7 +23,7 @@ import json
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,3 +180,24 @@ def fit_recent(items: Sequence[str], budget_chars: int) -> list[str]:
 
 def load_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+CONTEXT_MODES = ("vector", "lexical", "hybrid")
+
+
+def retrieval_by_mode(
+    context: Callable[[Question, str], str], questions: Sequence[Question]
+) -> dict[str, dict[str, Any]]:
+    """The retrieval step per ``/v1/context`` mode (no LLM): of the questions, those whose
+    context (``context(question, mode)``) holds a right answer, and those whose context holds
+    a superseded answer and no current one (nothing right to give)."""
+    out: dict[str, dict[str, Any]] = {}
+    for mode in CONTEXT_MODES:
+        texts = [(context(q, mode), q) for q in questions]
+        out[mode] = {
+            "questions": len(texts),
+            "context_has_gold": sum(substring_match(t, q.answers) for t, q in texts),
+            "stale_only": sum(is_stale(t, q) for t, q in texts),
+            "context_chars_mean": round(sum(len(t) for t, _ in texts) / max(1, len(texts)), 1),
+        }
+    return out

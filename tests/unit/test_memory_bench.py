@@ -125,3 +125,37 @@ def test_the_answer_request_puts_the_memory_before_the_question() -> None:
     user = msgs[-1]["content"]
     assert user.index("1. A fact.") < user.index("Question: What?")
     assert msgs[0]["content"] == mb.ANSWER_SYSTEM
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.text(max_size=12), st.text(max_size=12), st.text(max_size=40)), max_size=12
+    )
+)
+def test_retrieval_by_mode_counts_each_question_once_per_mode(
+    rows: list[tuple[str, str, str]],
+) -> None:
+    """Whatever the contexts: each mode's counts are shares of its questions, a question is
+    never both right and stale-only, and the modes are asked the same questions."""
+    questions = [
+        mb.Question(f"q{i}", "s", f"question {i}", (gold,), (old,))
+        for i, (gold, old, _) in enumerate(rows)
+    ]
+    asked: dict[str, list[str]] = {}
+
+    def context(q: mb.Question, mode: str) -> str:
+        asked.setdefault(mode, []).append(q.id)
+        return rows[int(q.id[1:])][2] + (f" {q.answers[0]}" if mode == "hybrid" else "")
+
+    got = mb.retrieval_by_mode(context, questions)
+    assert set(got) == set(mb.CONTEXT_MODES)
+    assert set(asked) == (set(mb.CONTEXT_MODES) if questions else set())
+    assert all(ids == [q.id for q in questions] for ids in asked.values())
+    for figures in got.values():
+        assert figures["questions"] == len(questions)
+        assert 0 <= figures["context_has_gold"] + figures["stale_only"] <= len(questions)
+    # The gold appended to every hybrid context: right wherever a gold has words.
+    assert got["hybrid"]["context_has_gold"] == sum(
+        bool(mb.normalize_answer(q.answers[0])) for q in questions
+    )
+    assert got["hybrid"]["stale_only"] == 0 or any(not mb.normalize_answer(g) for g, _, _ in rows)
