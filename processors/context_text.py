@@ -1,12 +1,17 @@
 """The context of a subject as plain text for a prompt (``ContextResponse.text``).
 
 Invariants: pure (models in, text out); the text carries the same facts and events as
-the JSON, in the same order, each on one line of bounded length; a fact's line
+the JSON, each on one line of bounded length: the facts in the JSON's order, the events
+oldest first (ties kept in the JSON's order), since what tells a reader (a small model
+above all) that a statement replaced an earlier one is their order in time, not their
+rank; a fact's line
 carries its statement (bounded), which says whose fact it is when the predicate alone does
 not; a fact that takes part in an open conflict is marked disputed; with ``as_of`` the
 header names the instant and a fact no longer current says until when it held. The text
 lists the open conflict sets about the facts it lists (a member fact or the same predicate)
-and only counts the others: the JSON keeps them all.
+and only counts the others; a set's line names at most ``CONTENDERS_SHOWN`` contenders, the
+newest, and counts the rest, so a set that grows does not grow its line. The JSON keeps
+them all.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from schemas.facts import Fact
 
 EVENT_TEXT_CHARS = 300
 STATEMENT_CHARS = 200
+CONTENDERS_SHOWN = 3
 
 
 def _value(f: Fact) -> str:
@@ -37,6 +43,14 @@ def one_line(text: str, limit: int = EVENT_TEXT_CHARS) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _sources(f: Fact) -> str:
+    """A fact's newest two sources and how many more: a fact said a thousand times has a
+    thousand."""
+    ids = f.source_event_ids[-2:]
+    more = max(f.source_count, len(f.source_event_ids)) - len(ids)
+    return ",".join(one_line(i, 80) for i in ids) + (f" (+{more})" if more > 0 else "")
 
 
 def render_text(
@@ -80,19 +94,23 @@ def render_text(
         lines.append("Open conflicts (unresolved; the values disagree):")
         for review in shown:
             cs = review.conflict_set
+            newest = sorted(review.facts, key=lambda f: (f.valid_from, f.id), reverse=True)
             options = "; ".join(
-                f"{_value(f)} [{f.status}, from {','.join(f.source_event_ids)} at "
-                f"{_day(f.valid_from)}]"
-                for f in review.facts
+                f"{one_line(_value(f), STATEMENT_CHARS)} [{f.status}, from "
+                f"{_sources(f)} at {_day(f.valid_from)}]"
+                for f in reversed(newest[:CONTENDERS_SHOWN])  # in time order, as events
             )
-            lines.append(f"- {cs.predicate}: {options}")
+            more = max(cs.fact_count, len(newest)) - min(len(newest), CONTENDERS_SHOWN)
+            tail = f"; and {more} older" if more > 0 else ""
+            lines.append(f"- {cs.predicate}: {options}{tail}")
     if len(shown) < len(open_sets):
         lines.append(
             f"Other open conflicts, about facts not listed here: {len(open_sets) - len(shown)}"
         )
     if events:
-        lines.append("Relevant events:")
-        for e in events:
+        lines.append("Relevant events (oldest first):")
+        # sorted() is stable: events of the same instant keep their rank order.
+        for e in sorted(events, key=lambda e: e.occurred_at):
             who = f"{e.role}: " if e.role else ""
             lines.append(f"- {_day(e.occurred_at)} {who}{one_line(e.content)}")
     return "\n".join(lines) + "\n"

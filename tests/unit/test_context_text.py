@@ -1,14 +1,21 @@
 """The context's prompt text (processors/context_text.py): one bounded line per event
-whatever its content, the instant of an ``as_of`` context, and until when a fact held."""
+whatever its content, events in time order whatever their rank, one bounded line per open
+set whatever its size, the instant of an ``as_of`` context, and until when a fact held."""
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.context_text import EVENT_TEXT_CHARS, STATEMENT_CHARS, render_text
+from processors.context_text import (
+    CONTENDERS_SHOWN,
+    EVENT_TEXT_CHARS,
+    STATEMENT_CHARS,
+    render_text,
+)
 from schemas.api import ConflictReview, ContextEvent, ContextFact
 from schemas.facts import ConflictSet
 from tests.support.facts import T0, make_fact
@@ -22,8 +29,8 @@ def _event(content: str) -> ContextEvent:
 def test_an_event_is_one_bounded_line(content: str) -> None:
     text = render_text("p", "s", "q", (), (_event(content),), ())
     lines = text.splitlines()
-    # Header, "Known facts: none", "Relevant events:", the event.
-    assert len(lines) == 4 and lines[2] == "Relevant events:"
+    # Header, "Known facts: none", the events' heading, the event.
+    assert len(lines) == 4 and lines[2] == "Relevant events (oldest first):"
     assert len(lines[3]) <= len("- 2026-01-01T00:00:00Z ") + EVENT_TEXT_CHARS
 
 
@@ -83,3 +90,77 @@ def test_only_the_open_sets_about_the_listed_facts_are_spelled_out(
     hidden = len(reviews) - len(about)
     assert (f"not listed here: {hidden}" in text) == (hidden > 0)
     assert len(lines) <= 4 + len(facts) + len(about) + 1
+
+
+@given(
+    ranked=st.lists(
+        st.tuples(st.integers(-(10**6), 10**6), st.text(min_size=1, max_size=50)), max_size=40
+    )
+)
+def test_events_read_oldest_first_whatever_their_rank(ranked: list[tuple[int, str]]) -> None:
+    events = [
+        ContextEvent(
+            event_id=f"e{i}",
+            occurred_at=T0 + dt.timedelta(minutes=m),
+            kind="message",
+            content=f"#{i} {c}",
+        )
+        for i, (m, c) in enumerate(ranked)
+    ]
+    text = render_text("p", "s", "q", (), events, ())
+    lines = text.splitlines()
+    body = lines[lines.index("Relevant events (oldest first):") + 1 :] if events else []
+    assert len(body) == len(events)  # every event, once
+    stamps = [ln.split(" ")[1] for ln in body]
+    assert stamps == sorted(stamps)  # ISO instants of one zone sort as text
+    # Same instant: the rank order (the index i of "#i") is kept.
+    seen = [int(ln.split("#")[1].split(" ")[0]) for ln in body]
+    assert sorted(seen) == list(range(len(events)))
+    for a, b in itertools.pairwise(seen):
+        if events[a].occurred_at == events[b].occurred_at:
+            assert a < b
+
+
+@settings(max_examples=60)
+@given(
+    members=st.integers(1, 16),
+    recorded=st.integers(0, 10**7),
+    sources=st.integers(1, 10**6),
+    value=st.text(max_size=3000),
+)
+def test_an_open_set_is_one_bounded_line_whatever_its_size(
+    members: int, recorded: int, sources: int, value: str
+) -> None:
+    facts = tuple(
+        make_fact(
+            id=f"x{j}",
+            predicate="sport",
+            value={"v": value},
+            valid_from=T0 + dt.timedelta(minutes=j),
+            source_event_ids=tuple(f"ev-{j}-{k}" for k in range(min(sources, 16))),
+            source_count=sources,
+        )
+        for j in range(members)
+    )
+    review = ConflictReview(
+        conflict_set=ConflictSet(
+            id="c",
+            project_id="p",
+            subject_id="s",
+            predicate="sport",
+            status="open",
+            fact_ids=tuple(f.id for f in facts),
+            fact_count=recorded,
+            created_at=T0,
+        ),
+        facts=facts,
+    )
+    listed = (ContextFact(fact=facts[0]),)
+    lines = render_text("p", "s", "q", listed, (), (review,)).splitlines()
+    line = lines[lines.index("Open conflicts (unresolved; the values disagree):") + 1]
+    assert line.count(" from ev-") == min(members, CONTENDERS_SHOWN)
+    assert len(line) <= 40 + CONTENDERS_SHOWN * (STATEMENT_CHARS + 250)
+    hidden = max(recorded, members) - min(members, CONTENDERS_SHOWN)
+    assert ("older" in line.rsplit("]", 1)[-1]) == (hidden > 0)
+    # The newest contender is always named.
+    assert f"ev-{members - 1}-" in line
