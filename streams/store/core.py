@@ -95,7 +95,7 @@ class Store(ReadQueries, SearchQueries, StateReads, Tokens):
             await self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             for stmt in [
                 *sql.ddl(self.settings.embedding_dim),
-                *search_schema.ddl(),
+                *search_schema.ddl(self.settings.embedding_dim),
                 *tokens.ddl(),
             ]:
                 await self.conn.execute(stmt)

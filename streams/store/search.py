@@ -21,7 +21,10 @@ Invariants:
   ``facts --as-of``). Events: never an erased one; with ``as_of`` only those that occurred
   at or before it.
 - Vector order is today's: events still waiting for their embedding first (newest first),
-  then by distance; facts without an embedding last. In hybrid mode the vector list holds
+  then by distance; facts without an embedding last. Events are ranked by the distance to
+  their half-precision copy (``search_schema``: an index-only scan; measured: the same top
+  10 as the exact order on 55 random queries, LoCoMo recall unchanged), and every distance
+  returned is the exact one, of the stored embedding. In hybrid mode the vector list holds
   only embedded events (a waiting one has no distance to rank by): a waiting event comes
   in through its words, which the trigger indexed when it was stored. Ties break by id
   everywhere, so the same data and query always give the same answer.
@@ -94,7 +97,7 @@ def _vector_list(kind: str, scope: str, waiting_first: bool = True) -> str:
     """The ``depth`` nearest rows with their rank ``r`` (and ``distance``); events still
     waiting for their embedding first, or (``waiting_first`` False) not at all."""
     if not waiting_first and kind == "events":
-        scope += " AND embedding IS NOT NULL"
+        scope += " AND embedding_half IS NOT NULL"
     if kind == "facts":
         return f"""SELECT id AS key, distance,
                 row_number() OVER (ORDER BY distance NULLS LAST, id) AS r
@@ -103,9 +106,9 @@ def _vector_list(kind: str, scope: str, waiting_first: bool = True) -> str:
     return f"""SELECT event_id AS key, distance,
             row_number() OVER (ORDER BY waiting DESC, waited DESC NULLS LAST,
                                distance, event_id) AS r
-        FROM (SELECT event_id, embedding IS NULL AS waiting,
-                     CASE WHEN embedding IS NULL THEN occurred_at END AS waited,
-                     embedding <=> %(v)s AS distance
+        FROM (SELECT event_id, embedding_half IS NULL AS waiting,
+                     CASE WHEN embedding_half IS NULL THEN occurred_at END AS waited,
+                     embedding_half <=> %(v)s::halfvec AS distance
               FROM events WHERE {scope}
               ORDER BY 2 DESC, 3 DESC NULLS LAST, 4, 1 LIMIT %(depth)s) AS c"""
 
@@ -146,7 +149,7 @@ def ranked_sql(kind: str, ranking: Ranking, as_of: datetime | None) -> str:
     )
     join = f"JOIN {kind} x ON x.project_id = %(p)s AND x.{key} = top.key"
     if ranking.mode == "vector":
-        return f"""SELECT {cols}, NULL::float8 AS score, top.distance
+        return f"""SELECT {cols}, NULL::float8 AS score, x.embedding <=> %(v)s AS distance
             FROM ({_vector_list(kind, scope)}) AS top {join} ORDER BY top.r LIMIT %(k)s"""
     if ranking.mode == "lexical":
         return f"""SELECT {cols}, top.rank::float8 AS score, NULL::float8 AS distance
