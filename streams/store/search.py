@@ -22,9 +22,10 @@ Invariants:
   at or before it.
 - Vector order is today's: events still waiting for their embedding first (newest first),
   then by distance; facts without an embedding last. Events are ranked by the distance to
-  their half-precision copy (``search_schema``: an index-only scan; measured: the same top
-  10 as the exact order on 55 random queries, LoCoMo recall unchanged), and every distance
-  returned is the exact one, of the stored embedding. In hybrid mode the vector list holds
+  their half-precision copy (``search_schema``: it stays in the row, while the float
+  embedding is in TOAST; measured: the same top 10 as the exact order on 55 random queries,
+  LoCoMo recall unchanged), and every distance returned is the exact one, of the stored
+  embedding. In hybrid mode the vector list holds
   only embedded events (a waiting one has no distance to rank by): a waiting event comes
   in through its words, which the trigger indexed when it was stored. Ties break by id
   everywhere, so the same data and query always give the same answer.
@@ -115,10 +116,12 @@ def _vector_list(kind: str, scope: str, waiting_first: bool = True) -> str:
 
 def _lexical_query(kind: str, scope: str) -> str:
     """The tsquery of the words kept within the budget (NULL when none matches)."""
+    # OFFSET 0 keeps ``d`` a subquery: pulled up, each reference to ``n`` (the filter, the
+    # window's order, its sum) ran the count again, three counts per word instead of one.
     return f"""SELECT string_agg('(' || tq::text || ')', ' | ' ORDER BY n, tq::text)::tsquery AS q
         FROM (SELECT tq, n, sum(n) OVER (ORDER BY n, tq::text ROWS UNBOUNDED PRECEDING) AS cum
               FROM (SELECT tq, (SELECT count(*) FROM {kind} WHERE {scope} AND search @@ tq) AS n
-                    FROM ({WORDS}) AS w) AS d
+                    FROM ({WORDS}) AS w OFFSET 0) AS d
               WHERE n > 0) AS c
         WHERE cum = n OR cum <= %(budget)s"""
 

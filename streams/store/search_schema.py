@@ -7,10 +7,13 @@ write path's statements stay as they are, and both have a GIN index.
 
 ``events.embedding_half`` is the embedding in half precision, kept by its own trigger
 (``BEFORE INSERT OR UPDATE OF embedding``, so filling an embedding does not recompute the
-text vector), and copied with the event's scope into a btree index, ``events_subject_half``,
-whose entries hold everything the vector list reads: a subject's exact scan is then an
-index-only scan over 800-byte entries instead of a walk over its wide rows and their
-TOAST (8x faster for 10,000 events, the same top 10: ``bench/README.md``).
+text vector), and what vector search ranks events by. Why: a row with its float embedding
+(1.5 KB) and text vector passes PostgreSQL's 2 KB TOAST threshold, so the embedding is
+stored out of line and an exact scan over a subject's 10,000 events fetched 10,000 TOAST
+values; the 776-byte copy stays in the row (storage ``MAIN``: the other wide columns leave
+the row first), so the scan reads only the subject's heap pages (8x faster for 10,000
+events, the same top 10: ``bench/README.md``). A covering btree with the copy (an index-only
+scan) measured no faster than that and is dropped where an earlier migration made it.
 
 Why a trigger and not ``GENERATED ALWAYS AS (...) STORED``: adding a stored generated column
 rewrites the whole table in one transaction under an exclusive lock; a plain nullable column
@@ -30,6 +33,8 @@ Invariants:
 - Once ``migrate`` has returned, ``embedding_half IS NULL`` exactly when ``embedding IS
   NULL`` (the trigger; rows from before, by ``backfill``): vector search may read the copy
   alone, a waiting event is one without it, an erased one (embedding blanked) has none.
+- ``embedding_half`` is stored in the row, whatever the lengths of the other columns
+  (storage ``MAIN``): the vector scan never fetches it from TOAST.
 - The text search configuration is fixed (``CONFIG``): the stored vectors and the query's
   tsquery must use the same one.
 """
@@ -61,13 +66,22 @@ def fact_vector(row: str = "") -> str:
 EVENT_MISSING = "search IS NULL AND content <> ''"
 FACT_MISSING = "search IS NULL"
 HALF_MISSING = "embedding IS NOT NULL AND embedding_half IS NULL"
+# A covering index of the copy that an earlier migration made; unused by the planner.
 HALF_INDEX = "events_subject_half"
 
 
 def half_ddl(dim: int) -> list[str]:
-    """The half-precision copy of the events' embeddings and its covering index."""
+    """The half-precision copy of the events' embeddings, kept in the row."""
     return [
         f"ALTER TABLE events ADD COLUMN IF NOT EXISTS embedding_half halfvec({dim})",
+        # MAIN: out of line only after every other wide column. A metadata-only change,
+        # made once: later boots take no lock for it.
+        """DO $$ BEGIN
+            IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'events'::regclass
+                       AND attname = 'embedding_half' AND attstorage <> 'm') THEN
+                ALTER TABLE events ALTER COLUMN embedding_half SET STORAGE MAIN;
+            END IF;
+        END $$""",
         f"""
         CREATE OR REPLACE FUNCTION events_embedding_half() RETURNS trigger
         LANGUAGE plpgsql AS $$
@@ -80,9 +94,7 @@ def half_ddl(dim: int) -> list[str]:
             FOR EACH ROW EXECUTE FUNCTION events_embedding_half()""",
         f"""CREATE INDEX IF NOT EXISTS events_half_missing ON events (project_id, event_id)
             WHERE {HALF_MISSING}""",
-        # Every column the vector list reads, so its scan never visits the heap.
-        f"""CREATE INDEX IF NOT EXISTS {HALF_INDEX} ON events (project_id, subject_id)
-            INCLUDE (kind, occurred_at, event_id, embedding_half)""",
+        f"DROP INDEX IF EXISTS {HALF_INDEX}",
     ]
 
 

@@ -1,13 +1,16 @@
 """The half-precision copy of the events' embeddings (streams/store/search_schema.py) on the
 real database: whatever writes an event's embedding (insert, the filler's update, an
 erasure's blank, a row from before the migration and the backfill), the copy exists exactly
-when the embedding does, and vector search ranked on it returns the exact nearest events
-(up to half precision's rounding) with their exact distances."""
+when the embedding does, it stays in the row whatever the content's length (the scan never
+fetches it from TOAST), and vector search ranked on it returns the exact nearest events (up
+to half precision's rounding) with their exact distances."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import random
+import string
 from typing import Any
 
 import numpy as np
@@ -30,14 +33,25 @@ T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 # closer than this may swap places; farther apart, never.
 TOLERANCE = 2e-3
 
-# One step on a subject's events: insert (with or without an embedding), fill or blank an
-# existing one's embedding, or lose every copy of the subject (a database from before).
+# One step on a subject's events: insert (with or without an embedding, content and
+# metadata of any length: medium ones pushed a default-stored copy out of the row), fill
+# or blank an existing one's embedding, or lose every copy of the subject (a database
+# from before).
 STEP = st.one_of(
-    st.tuples(st.just("insert"), st.booleans()),
+    st.tuples(
+        st.just("insert"),
+        st.tuples(st.booleans(), st.integers(0, 3000), st.integers(0, 1500)),
+    ),
     st.tuples(st.just("fill"), st.integers(0, 10**6)),
     st.tuples(st.just("blank"), st.integers(0, 10**6)),
     st.tuples(st.just("before"), st.just(0)),
 )
+
+
+def _noise(seed: int, n: int) -> str:
+    """``n`` characters that do not compress (so a long content leaves the row)."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(string.ascii_letters + "  ") for _ in range(n))
 
 
 def _unit(seed: int, dim: int) -> np.ndarray:
@@ -52,14 +66,16 @@ async def _apply(store: Store, subject: str, steps: list[tuple[str, Any]], seed:
     n = 0
     for j, (op, arg) in enumerate(steps):
         if op == "insert":
+            embedded, length, extra = arg
             ev = RawEvent(
                 event_id=f"{subject}-{n}",
                 project_id="half",
                 subject_id=subject,
                 occurred_at=T0 + dt.timedelta(minutes=n),
-                content=f"event {n}",
+                content=f"event {n} {_noise(seed + j, length)}",
+                metadata={"note": _noise(seed - j, extra)},
             )
-            await store.insert_events([(ev, _unit(seed + j, dim) if arg else None)])
+            await store.insert_events([(ev, _unit(seed + j, dim) if embedded else None)])
             n += 1
         elif op in ("fill", "blank") and n:
             vec = _unit(seed + j, dim) if op == "fill" else None
@@ -94,14 +110,15 @@ def test_the_copy_follows_the_embedding_and_ranks_exactly(settings: Settings) ->
             seen[0] += 1
             subject = f"s{seen[0]}"
 
-            async def go() -> tuple[int, int, int, list[dict[str, Any]], list[dict[str, Any]]]:
+            async def go() -> tuple[int, Any, list[dict[str, Any]], list[dict[str, Any]]]:
                 await _apply(store, subject, steps, seed)
                 filled = await search_schema.backfill(store.conn, batch=3)
                 cur = await store.conn.execute(
                     """SELECT count(*) FILTER (
                                 WHERE (embedding IS NULL) <> (embedding_half IS NULL)
                               ) AS mismatched,
-                              count(*) FILTER (WHERE embedding IS NOT NULL) AS embedded
+                              count(*) FILTER (WHERE embedding IS NOT NULL) AS embedded,
+                              count(pg_column_toast_chunk_id(embedding_half)) AS outside
                        FROM events WHERE project_id = 'half' AND subject_id = %s""",
                     (subject,),
                 )
@@ -115,18 +132,16 @@ def test_the_copy_follows_the_embedding_and_ranks_exactly(settings: Settings) ->
                        WHERE project_id = 'half' AND subject_id = %s""",
                     (query, subject),
                 )
-                return (
-                    filled,
-                    counts["mismatched"],
-                    counts["embedded"],
-                    found,
-                    await cur.fetchall(),
-                )
+                return filled, counts, found, await cur.fetchall()
 
-            filled, mismatched, embedded, found, exact = asyncio.run_coroutine_threadsafe(
-                go(), loop
-            ).result(60)
+            filled, counts, found, exact = asyncio.run_coroutine_threadsafe(go(), loop).result(60)
+            mismatched, embedded, outside = (
+                counts["mismatched"],
+                counts["embedded"],
+                counts["outside"],
+            )
             assert mismatched == 0  # the copy exists exactly when the embedding does
+            assert outside == 0  # and is always in the row
             wiped = max((i for i, (op, _) in enumerate(steps) if op == "before"), default=-1)
             assert wiped >= 0 or filled == 0  # the backfill fills only rows from "before"
             waiting = sorted(
