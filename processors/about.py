@@ -82,7 +82,10 @@ def qualify(predicate: str, about: object, statement: object = None) -> str:
         return predicate
     if f"_{slug}_" in f"_{predicate}_":
         return predicate
-    return f"{slug}_{predicate}"[:PREDICATE_CHARS].rstrip("_")
+    joined = f"{slug}_{predicate}"
+    if len(joined) <= PREDICATE_CHARS:
+        return joined  # the model's name whole, even one ending in "_"
+    return joined[:PREDICATE_CHARS].rstrip("_")
 
 
 # Predicates whose value is a name the subject is known by.

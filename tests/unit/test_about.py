@@ -41,7 +41,10 @@ def test_the_user_is_nobody_else(predicate: str, about: str) -> None:
 
 @given(st.from_regex(r"[a-z]{3,12}(_[a-z]{3,12}){0,2}", fullmatch=True), NAMES, NAMES)
 def test_two_entities_never_share_an_attribute(predicate: str, a: str, b: str) -> None:
-    if entity_slug(a) != entity_slug(b):
+    sa, sb = entity_slug(a), entity_slug(b)
+    # A predicate naming both already (``aaa_aaa_aaaa``, about Aaa and Aaaa) is kept for both.
+    named = [s for s in (sa, sb) if s and f"_{s}_" in f"_{predicate}_"]
+    if sa != sb and len(named) < 2:
         assert qualify(predicate, a) != qualify(predicate, b)
     assert qualify(predicate, a) == qualify(predicate, a.upper().lower())
 
