@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from processors.adjudication_outcomes import conflict, history, possible_same, supersede
 from processors.adjudication_types import (
@@ -37,8 +38,9 @@ from processors.adjudication_types import (
 )
 from processors.adjudication_work import Work, new_fact, reinforce
 from processors.normalize import canonical_value, statement_equal
-from processors.resolution import Match, resolve
+from processors.resolution import Match, linked, resolve
 from schemas.events import RawEvent
+from schemas.facts import ExtractedFact
 
 __all__ = [
     "Candidate",
@@ -123,12 +125,24 @@ def _resolve_target(work: Work, cand: Candidate, policy: Policy) -> Match | None
         work.state.distinct,
         policy.bounds,
     )
+    if (match is None or match.how == "unsure") and cand.linked is not None:
+        match = linked(cand.fact, cand.linked, work.active, work.state.distinct) or match
     work.resolutions.append(match.how if match is not None else "none")
     if match is not None and match.how in ("same", "unsure", "alias"):
         assert cand.fact.predicate is not None and match.fact.predicate is not None
         d = -1.0 if match.distance is None else round(match.distance, 4)
         work.matches.append((cand.fact.predicate, match.fact.predicate, d))
     return match
+
+
+def _linked_value(c: ExtractedFact, value: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
+    """A linked candidate's lone scalar keeps the candidate's own name as its key
+    (``veganism = yes`` under ``diet`` is ``{"veganism": "yes"}``, not a bare "yes" that
+    reads as a diet), unless it equals the known value (a restatement reinforces)."""
+    if set(value) != {"value"} or canonical_value(value) == canonical_value(known):
+        return value
+    assert c.predicate is not None
+    return {c.predicate: value["value"]}
 
 
 def _fact(
@@ -154,7 +168,11 @@ def _fact(
     if already and target.id not in work.writes:
         work.outcomes.append("duplicate")
         return
-    value = {**target.value, **c.value} if c.action == "supersede" else dict(c.value)
+    # A link is a proposal (processors.attribute_link): read as a create, never a supersede.
+    supersedes = c.action == "supersede" and match is not None and match.how != "link"
+    value = {**target.value, **c.value} if supersedes else dict(c.value)
+    if match is not None and match.how == "link":
+        value = _linked_value(c, value, target.value)
     if canonical_value(value) == canonical_value(target.value):
         if already:
             work.outcomes.append("duplicate")
@@ -164,7 +182,7 @@ def _fact(
     if event.occurred_at < target.valid_from:
         history(work, event, index, cand, target, value, now)
         return
-    if target.pinned or c.action == "create":
+    if target.pinned or not supersedes:
         conflict(work, event, index, cand, target, value, now)
         return
     supersede(work, event, index, cand, target, value, now)

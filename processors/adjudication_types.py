@@ -59,6 +59,8 @@ class Candidate:
     embedding: Vector = field(compare=False)
     # The embedding of the humanised predicate (attribute resolution); None for a note.
     attribute_vector: Vector | None = field(default=None, compare=False)
+    # The id of the known fact the link step named (processors.attribute_link), if any.
+    linked: str | None = None
 
 
 @dataclass(frozen=True)

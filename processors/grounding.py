@@ -14,8 +14,16 @@ states a fact), is not a fact about the user (``from_question``). Measured on th
 of tests/support/extraction_set.json before use: it dropped 6 of the 1.5B's 9 false
 positives and no labelled fact.
 
+Endings: asked about "I gave up on Arch, I'm on Fedora now", a small model also lists the
+old value as a fact of the message (``os = Arch``, "the user gave up on Arch": the 1.5B on the
+tune split). A candidate whose value the event says only right after words that end a state
+(``from_ending``: "gave up", "traded in", "moved out of", "used to", ...) is not a current
+fact, and is dropped and counted (``ended``).
+
 Invariants:
 - Pure and deterministic; never raises for any candidate, fact or text.
+- ``from_ending`` judges only a value the text says; a value said anywhere else than right
+  after an ending (two words past articles and the like) is kept. English-only.
 - ``from_question`` judges only a value the text says somewhere; a value said in any
   sentence that is not a question is kept. The first-person exception is English-only: in
   another language a fact stated only inside a question is dropped.
@@ -140,6 +148,73 @@ def from_question(candidate: ExtractedFact, text: str) -> bool:
         sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
         where = [s for s in sentences if _MARK in s or _has_words(s, said)]
         return bool(where) and all(_asks(s) for s in where)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+# Words that end a state: a value said right after one is what the user no longer has.
+_ENDINGS = tuple(
+    tuple(cue.split())
+    for cue in (
+        "gave up",
+        "give up",
+        "giving up",
+        "moved out of",
+        "moved away from",
+        "moving out of",
+        "traded in",
+        "trading in",
+        "sold",
+        "selling",
+        "left",
+        "leaving",
+        "quit",
+        "quitting",
+        "stopped",
+        "no longer",
+        "used to",
+        "former",
+        "formerly",
+        "got rid of",
+        "broke up with",
+        "retired from",
+        "dropped",
+        "ditched",
+    )
+)
+# Skipped between an ending and its object ("gave up on my old Arch", "used to live in Paris").
+_FILLER = frozenset(
+    {"the", "a", "an", "my", "our", "his", "her", "their", "your", "on", "of", "old", "in"}
+    | {"at", "live", "living", "lived", "work", "working", "worked", "be", "being", "was"}
+)
+_ENDING_REACH = 2  # the object's first two words after the fillers
+
+
+def from_ending(candidate: ExtractedFact, text: str) -> bool:
+    """Whether every mention of the candidate's value in ``text`` comes right after words that
+    end a state ("I gave up on Arch", "traded in the Civic", "moved out of Leeds", "I used to
+    live in Paris"): a value the user no longer has is not a current fact. A value said
+    nowhere, and a note, are not judged here; English-only, like ``from_question``."""
+    try:
+        if candidate.predicate is None:
+            return False
+        wanted = _value_words(candidate.value)
+        words = [_NUMBERS.get(w, w) for w in _WORD.findall(text.casefold())]
+        hits = [i for i, w in enumerate(words) if w in wanted]
+        if not wanted or not hits:
+            return False
+        ended: set[int] = set()
+        for start in range(len(words)):
+            for cue in _ENDINGS:
+                if tuple(words[start : start + len(cue)]) != cue:
+                    continue
+                reach, i = 0, start + len(cue)
+                while i < len(words) and reach < _ENDING_REACH:
+                    if words[i] not in _FILLER:
+                        ended.add(i)
+                        reach += 1
+                    i += 1
+        return all(i in ended for i in hits)
     except (TypeError, ValueError, RecursionError):
         return False
 

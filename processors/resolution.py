@@ -5,18 +5,26 @@
    names the wrong handle now and then (a move "targeting" the user's name), so a handle is
    trusted only for the same predicate, a learned alias, identical attribute words, or
    attributes within the widest unsure band (``effective_distance`` at most
-   ``unsure_supersede``); without vectors to compare, the handle is trusted. A distrusted
-   handle is ignored and the candidate resolves as if it had none.
+   ``unsure_supersede``); without vectors to compare, the handle is trusted. A handle is
+   never trusted against the candidate's own predicate when that predicate is exactly
+   another active fact's: the model spelled the attribute out verbatim and copied a
+   neighbouring handle (the 1.5B's ``os`` change "targeting" the ``device`` fact on the tune
+   split). A distrusted handle is ignored and the candidate resolves as if it had none.
 2. ``exact``: an active fact with the candidate's predicate.
 3. ``alias``: the project learned that the candidate's predicate names the same attribute as
    an active fact's (a resolved ``possible_same_attribute`` conflict).
 4. ``same`` / ``unsure``: ``processors.attributes.decide`` on the two attributes (predicates,
    value shapes, the distance between the humanised predicates' embeddings), never the value
    text. Pairs the project judged ``distinct`` are skipped.
+5. ``link`` (``linked``): when 1-4 found nothing or only an unsure pair, the known fact the
+   model's link step named (``processors.attribute_link``), unless the pair is guarded (a
+   number or a qualifier differs) or judged ``distinct``. The adjudicator reads a link as a
+   ``create``: a proposal that a conflict's judge settles, never a supersession by itself.
 
 Invariants: pure and deterministic (ties break on the fact id); a trusted ``target`` wins
-over every other signal, an alias over similarity; a guarded pair (5k/10k, home/work) is never
-``same`` here; notes (no predicate) are never resolved by attribute.
+over every other signal, an alias over similarity; a candidate whose predicate is an active
+fact's resolves to that fact, never elsewhere; a guarded pair (5k/10k, home/work) is never
+``same`` or ``link`` here; notes (no predicate) are never resolved by attribute.
 """
 
 from __future__ import annotations
@@ -33,13 +41,14 @@ from processors.attributes import (
     attribute,
     decide,
     effective_distance,
+    guarded,
     identical,
     lexical,
 )
 from schemas.facts import ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
-How = Literal["target", "exact", "alias", "same", "unsure"]
+How = Literal["target", "exact", "alias", "same", "unsure", "link"]
 
 
 @dataclass(frozen=True)
@@ -96,11 +105,18 @@ def resolve(
 
     ``vectors`` holds the attribute embedding of each predicate it knows; ``aliases`` maps a
     predicate to the predicates the project learned name the same attribute (both ways)."""
-    named = _by_handle(active, cand.target)
-    if named is not None and _plausible(cand, cand_vector, named, vectors, aliases, bounds):
-        return Match(named, "target")
     predicate = cand.predicate
     facts = sorted((f for f in active.values() if not f.is_note), key=lambda f: f.id)
+    named = _by_handle(active, cand.target)
+    verbatim = named is not None and any(
+        f.predicate == predicate and f.id != named.id for f in facts
+    )
+    if (
+        named is not None
+        and not verbatim
+        and _plausible(cand, cand_vector, named, vectors, aliases, bounds)
+    ):
+        return Match(named, "target")
     for f in facts:
         if f.predicate == predicate:
             return Match(f, "exact")
@@ -139,6 +155,24 @@ def resolve(
         if best is None or rank < best[:3]:
             best = (*rank, Match(f, verdict, distance))
     return None if best is None else best[3]
+
+
+def linked(
+    cand: ExtractedFact,
+    fact_id: str | None,
+    active: Mapping[str, Fact],
+    distinct: frozenset[frozenset[str]],
+) -> Match | None:
+    """The active fact a link names, as a ``link`` match (module docstring, step 5)."""
+    fact = active.get(fact_id) if fact_id else None
+    mine = cand.predicate
+    if fact is None or fact.predicate is None or mine is None or fact.predicate == mine:
+        return None
+    if frozenset((mine, fact.predicate)) in distinct:
+        return None
+    if guarded(attribute(mine, cand.value), attribute(fact.predicate, fact.value)):
+        return None
+    return Match(fact, "link")
 
 
 def alias_maps(

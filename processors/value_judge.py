@@ -4,17 +4,24 @@ become (pure; the call is ``streams.llm.attribute_judge``, beside the attribute 
 A small model often states a changed value without calling it a change ("these days my
 favourite band is Big Thief", action ``create``): the write path then opens a value conflict,
 as the contract says, and the new fact waits as a ``candidate``. With a real provider the model
-that is there is asked, after the batch commits, whether the newer value replaces the recorded
-one; its ``replace`` becomes a ``resolve_conflict`` command (``keep_new``) on memory.commands,
+that is there is asked, after the batch commits, whether the newer message says the value
+changed; its ``yes`` becomes a ``resolve_conflict`` command (``keep_new``) on memory.commands,
 applied by the subject's partition owner like a person's, so replay rebuilds it.
+
+One conflict per question, asked as a plain yes/no about the message: "does this message say
+that the user's diet is now "vegan" instead of "vegetarian"?". Asked several numbered items
+with three verdicts at once, the local 1.5B answered close to chance (the same items flipped
+between runs); asked this way it answered 12 of 15 probe items right, with one wrong "yes"
+(bench/README.md), where a wordier system text made more of its errors a "yes".
 
 Invariants:
 - Only an open value conflict whose challenged fact is active and not pinned is offered
   (pinned facts are untouchable by automated paths); the judge sees the attribute, both
-  values and both statements, each bounded (``MAX_SHOWN`` characters), and items numbered in
-  the prompt: never ids of sets or of people.
-- A decision is trusted only for a set it was offered; only ``replace`` acts (``keep_new``);
-  ``keep`` and ``unsure`` leave the set for a person, so a wrong "keep" loses nothing.
+  values and the newer event's words (or the newer statement), each bounded (``MAX_SHOWN``
+  characters): never ids of sets or of people.
+- A decision is trusted only for the set it was asked about; only ``yes`` acts
+  (``keep_new``); ``no`` leaves the set for a person, so a wrong "no" loses nothing, and an
+  answer that is neither is refused whole (``MalformedJudgeAnswer``).
 - The command id is uuid5 of the set and its newest contender: a set extended later is asked
   again, and a repeated answer is applied once.
 """
@@ -24,46 +31,31 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from processors.attribute_judge import OfferedPair, decisions_schema, parse_answer
+from processors.attribute_judge import OfferedPair
+from processors.hygiene_judge import MalformedJudgeAnswer
 from processors.ids import stable_id
+from processors.jsontext import json_root
 from schemas.commands import Command
 
 FORMAT_NAME = "value_judge"
-VERDICTS = ("replace", "keep", "unsure")
+VERDICTS = ("replace", "keep")
 MAX_SHOWN = 200
-JSON_SCHEMA = decisions_schema(VERDICTS, key="item", key_type="integer")
-SYSTEM = """\
-You keep a person's memory. Each item is one attribute of the person: the value recorded \
-earlier and a different value from a newer message. Per item answer "replace" when the newer \
-message says what is true now (the person changed it or corrected it), "keep" when it is \
-about someone else, a wish, a question or a mistake, "unsure" when a careful person would ask. \
-Answer only JSON: {"decisions": [{"item": <number>, "verdict": "replace" | "keep" | \
-"unsure"}]}, one decision per item."""
+JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+SYSTEM = 'You check a user\'s memory. Answer only JSON: {"answer": "yes" | "no"}.'
 
 # Worked examples as chat turns: small models follow a shown answer far better than a rule.
-# Their items are unlike the labelled extraction set's (tests/support/extraction_set.json).
-EXAMPLES: tuple[tuple[list[dict[str, object]], list[tuple[int, str]]], ...] = (
-    (
-        [
-            {
-                "attribute": "employer",
-                "earlier": {"value": "Acme Corp", "said": "I work at Acme Corp."},
-                "newer": {"value": "Globex", "said": "I started my new job at Globex on Monday."},
-            },
-            {
-                "attribute": "favourite_food",
-                "earlier": {"value": "sushi", "said": "Sushi is my favourite food."},
-                "newer": {"value": "tacos", "said": "My brother's favourite food is tacos."},
-            },
-            {
-                "attribute": "diet",
-                "earlier": {"value": "vegetarian", "said": "I'm vegetarian."},
-                "newer": {"value": "vegan", "said": "I went fully vegan this spring."},
-            },
-        ],
-        [(1, "replace"), (2, "keep"), (3, "replace")],
-    ),
+# Their attributes are unlike the labelled extraction set's (tests/support/extraction_set.json).
+EXAMPLES: tuple[tuple[tuple[str, str, str, str], str], ...] = (
+    (("employer", '"Acme Corp"', '"Globex"', "I started my new job at Globex on Monday."), "yes"),
+    (("favourite_food", '"sushi"', '"tacos"', "My brother's favourite food is tacos."), "no"),
+    (("languages", '"French"', '"German"', "I've learned some German too."), "no"),
 )
 
 
@@ -71,43 +63,47 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "\u2026"
 
 
-def _items(items: Sequence[Mapping[str, object]]) -> str:
-    return "Items:\n" + "\n".join(
-        json.dumps({"item": n, **item}, ensure_ascii=False, sort_keys=True)
-        for n, item in enumerate(items, 1)
+def _question(attribute: str, earlier: str, newer: str, said: str) -> str:
+    words = " ".join(attribute.split("_"))[:MAX_SHOWN]
+    return (
+        f"Message from the user: {_short(said)}\nDoes this message say that the user's "
+        f"{words} is now {_short(newer)} instead of {_short(earlier)}?"
     )
 
 
-def build_prompt(questions: Sequence[OfferedPair]) -> list[dict[str, str]]:
-    """The chat messages asking about value conflicts: one numbered line per set (a set id
-    is a uuid, which a small model copies badly; ``parse`` maps the numbers back)."""
+def build_prompt(question: OfferedPair) -> list[dict[str, str]]:
+    """The chat messages asking about one value conflict (no set id is shown)."""
     messages = [{"role": "system", "content": SYSTEM}]
-    for items, answer in EXAMPLES:
-        messages.append({"role": "user", "content": _items(items)})
-        decisions = [{"item": n, "verdict": v} for n, v in answer]
-        messages.append({"role": "assistant", "content": json.dumps({"decisions": decisions})})
-    asked = [
-        {
-            "attribute": q.existing,
-            "earlier": {"value": _short(q.existing_value), "said": _short(q.existing_statement)},
-            "newer": {"value": _short(q.candidate_value), "said": _short(q.candidate_statement)},
-        }
-        for q in questions
-    ]
-    messages.append({"role": "user", "content": _items(asked)})
+    for asked, answer in EXAMPLES:
+        messages.append({"role": "user", "content": _question(*asked)})
+        messages.append({"role": "assistant", "content": json.dumps({"answer": answer})})
+    said = question.candidate_statement or question.candidate_value
+    asked_now = _question(
+        question.existing, question.existing_value, question.candidate_value, said
+    )
+    messages.append({"role": "user", "content": asked_now})
     return messages
 
 
-def parse(text: str, questions: Sequence[OfferedPair], *, lenient: bool = False) -> dict[str, str]:
-    """Verdicts by set id from an answer that names items by number (``build_prompt``);
-    ``MalformedJudgeAnswer`` when the answer is not a decisions object."""
-    return parse_answer(text, questions, lenient=lenient, allowed=VERDICTS)
+def parse(text: str, *, lenient: bool = False) -> str:
+    """``replace`` for a yes, ``keep`` for a no; ``MalformedJudgeAnswer`` otherwise."""
+    root = json_root(
+        text,
+        MalformedJudgeAnswer,
+        "answer",
+        lenient=lenient,
+        accept=lambda v: isinstance(v, dict) and "answer" in v,
+    )
+    answer = root.get("answer") if isinstance(root, dict) else None
+    if not isinstance(answer, str) or answer.strip().lower() not in ("yes", "no"):
+        raise MalformedJudgeAnswer("answer must be an object with 'answer': yes or no")
+    return "replace" if answer.strip().lower() == "yes" else "keep"
 
 
 def commands(
     questions: Sequence[OfferedPair], verdicts: Mapping[str, str], now: datetime
 ) -> list[Command]:
-    """A ``keep_new`` resolution per ``replace``; nothing for anything else."""
+    """A ``keep_new`` resolution per ``replace`` (verdicts by set id); nothing else."""
     return [
         Command(
             command_id=stable_id("value-judge", q.project_id, q.set_id, q.candidate_id),

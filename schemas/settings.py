@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     # similar to the events' text (processors.extraction_context). 0: list none.
     extraction_context_tokens: int = Field(default=400, ge=0, le=1_000_000)
     extraction_context_recent: int = Field(default=3, ge=0, le=1000)
+    # After extraction, one more call per event asks which known attribute a candidate under a
+    # new name changes (processors.attribute_link), among the subject's facts that fit
+    # extraction_link_tokens (chosen as for the prompt). Unset: on with a real provider.
+    extraction_linking: bool | None = None
+    extraction_link_tokens: int = Field(default=400, ge=0, le=1_000_000)
     # How a structured answer is asked for (extractor and judges; processors.jsontext):
     # "json_schema", "json_object" (the schema sent alongside, as llama.cpp servers read it),
     # "prompt" (the schema in the prompt, the answer read leniently) or "auto" (json_schema
@@ -245,6 +250,13 @@ class Settings(BaseSettings):
         """Whether the attribute judge runs: as set, else whenever the provider is real."""
         if self.attribute_judge_enabled is not None:
             return self.attribute_judge_enabled
+        return self.llm_provider == "openai"
+
+    @property
+    def linking_enabled(self) -> bool:
+        """Whether extraction asks the link step: as set, else whenever the provider is real."""
+        if self.extraction_linking is not None:
+            return self.extraction_linking
         return self.llm_provider == "openai"
 
     @property

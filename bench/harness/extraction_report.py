@@ -15,6 +15,8 @@ COLUMNS = [
     ("recall", "recall"),
     ("precision", "precision"),
     ("updates_caught", "updates"),
+    ("updates_count", "updates n"),
+    ("added_part", "added convs: recall / prec. / updates"),
     ("invalid_rate", "invalid"),
     ("low_confidence", "low conf."),
     ("target_use", "target"),
@@ -36,6 +38,14 @@ def _row(name: str, doc: dict[str, Any]) -> dict[str, Any]:
     row["low_confidence"] = rejected.get("low_confidence", 0)
     row["target_use"] = f"{res.get('target', 0)}/{sum(res.values()) - res.get('none', 0)}"
     row["name"] = name
+    row["updates_count"] = f"{doc.get('updates_caught_count', '-')}/{doc.get('updates', '-')}"
+    added = doc.get("added")
+    row["added_part"] = (
+        f"{added['recall']} / {added['precision']} / "
+        f"{added['updates_caught_count']}/{added['updates']}"
+        if added
+        else "-"
+    )
     return row
 
 
@@ -54,7 +64,9 @@ def write_summary(out: Path) -> str:
         "updates stored as a supersession of the old fact; invalid: rejected candidates and\n"
         "malformed answers per candidate; target: resolutions by the model's handle, of those\n"
         "that found an active fact; tokens as the server's `usage` reported them; seconds on 2\n"
-        "shared cores (noisy: another process on the machine slows a call 2-10x).\n\n"
+        "shared cores (noisy: another process on the machine slows a call 2-10x). Runs before\n"
+        "2026-12-05's second round used the set's first 16 conversations; \"added convs\" is\n"
+        "the part of a run on the twelve added then (tests/support/extraction_set.json).\n\n"
         + "\n".join(lines)
         + "\n"
     )

@@ -213,6 +213,19 @@ def run(args: Any) -> dict[str, Any]:
         )
         events = sum(len(c.turns) for c in convs)
         scored = xs.score(convs, facts).as_dict()
+        # The conversations added after the prompt's first tuning, scored apart as well.
+        fresh = [c for c in convs if c.added]
+        parts = (
+            {
+                "added": {
+                    k: v
+                    for k, v in xs.score(fresh, facts).as_dict().items()
+                    if not isinstance(v, list)
+                }
+            }
+            if fresh
+            else {}
+        )
         calls = metric(text, "consolidator_llm_calls_total")
         prompt = metric(text, "consolidator_llm_prompt_tokens_total")
         completion = metric(text, "consolidator_llm_completion_tokens_total")
@@ -252,6 +265,7 @@ def run(args: Any) -> dict[str, Any]:
             "seconds": round(seconds, 1),
             "seconds_per_event": round(seconds / events, 2),
             "sessions": per_session,
+            **parts,
             "settings": {k: getattr(s, k) for k in sorted(args.overrides)},
             "transcript": str(transcript),
             **({"replay": {"of": args.replay, "misses": replay.misses}} if replay else {}),

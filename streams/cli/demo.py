@@ -32,7 +32,7 @@ import orjson
 
 from schemas.facts import ConflictSet, Fact
 from schemas.settings import Settings
-from streams.devstack import localstack, procs
+from streams.devstack import llm_server, localstack, procs
 
 if TYPE_CHECKING:
     from streams.cli.common import Subparsers
@@ -138,18 +138,7 @@ def _print_summary(
 
 def _llm_env(settings: Settings, url: str) -> dict[str, str]:
     """The worker's settings for the local model server (``--llm``)."""
-    return {
-        "CONSOLIDATOR_LLM_PROVIDER": "openai",
-        "CONSOLIDATOR_OPENAI_BASE_URL": url,
-        "CONSOLIDATOR_OPENAI_MODEL": settings.local_llm_model,
-        # One request at a time is all a local server on two cores answers anyway.
-        "CONSOLIDATOR_LLM_CONCURRENCY": "1",
-        "CONSOLIDATOR_OPENAI_TIMEOUT_S": "900",
-        "CONSOLIDATOR_LLM_MAX_TOKENS": "768",
-        # One event per call: batched prompts measured worse on the local models
-        # (bench/results/extraction: recall 0.66 vs 0.94 on the tune split with the 1.5B).
-        "CONSOLIDATOR_EXTRACTION_BATCHING": "false",
-    }
+    return llm_server.worker_env(settings.local_llm_model, url)
 
 
 def run_demo(settings: Settings, timeout: float = 120.0, *, llm: bool = False) -> int:

@@ -19,7 +19,8 @@ Invariants:
 - Candidates are validated here (``processors.validation``); the rejected are counted by
   reason and never reach adjudication. An echo of a fact the prompt listed, about an event
   that never mentions it, and a value said only in questions (``processors.grounding``), are
-  dropped and counted as ``echo`` and ``question``. A predicate prefixed by a name the
+  dropped and counted as ``echo`` and ``question``, and a value said only as one the user
+  no longer has ("I gave up on Arch") as ``ended``. A predicate prefixed by a name the
   subject goes by (``sarah_occupation``: ``processors.about``) is the subject's own.
 - A prompt lists what ``processors.extraction_context.select_facts`` picks of a subject's
   loaded facts within ``extraction_context_tokens``; the events' contents are embedded (one
@@ -36,11 +37,13 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from processors import attribute_link
 from processors.about import self_names, unprefix_self
 from processors.extraction import MAX_ACTIVE_IN_PROMPT, fact_line
 from processors.extraction_context import line_tokens, select_facts
 from processors.extraction_plan import SubjectLoad, plan_calls
-from processors.grounding import from_question, is_echo
+from processors.grounding import from_ending, from_question, is_echo
+from processors.resolution import handle
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
@@ -90,13 +93,16 @@ class ExtractionStage:
         for j in jobs:
             by_subject[(j.event.project_id, j.event.subject_id)].append(j)
         limit = self.settings.extraction_context_max_facts
-        context = (
+        loaded = (
             await self.hold(lambda: self.store.active_facts(by_subject, limit))
             if self.extractor.uses_context
             else {}
         )
-        if context:
-            context = await self._relevant(context, by_subject)
+        budgets = [self.settings.extraction_context_tokens]
+        if self.settings.linking_enabled:
+            budgets.append(self.settings.extraction_link_tokens)
+        context, *rest = await self._relevant(loaded, by_subject, budgets)
+        known = rest[0] if rest else {}
         sem = self._limit()
         batching = self.settings.extraction_batching
         step = self.settings.extraction_batch_max_events if batching else 1
@@ -125,53 +131,83 @@ class ExtractionStage:
                     single = len(chunk) == 1
                     call = self._one(chunk[0], active) if single else self._call([(chunk, active)])
                     await guarded(key, chunk, call)
+                    for j in chunk:
+                        await guarded(key, [j], self._link(j, known.get(key, [])))
 
         async def coalesced(keys: list[SubjectKey]) -> None:
             groups = [(by_subject[k], context.get(k, [])) for k in keys]
             async with sem:
                 await guarded(keys, [j for g, _ in groups for j in g], self._call(groups))
+                for k in keys:
+                    for j in by_subject[k]:
+                        await guarded(k, [j], self._link(j, known.get(k, [])))
 
         await asyncio.gather(*(one_subject(p[0]) if len(p) == 1 else coalesced(p) for p in packs))
 
-    async def _relevant(
-        self, context: dict[SubjectKey, list[Fact]], by_subject: dict[SubjectKey, list[Job]]
-    ) -> dict[SubjectKey, list[Fact]]:
-        """Each subject's facts as its prompt lists them (module docstring)."""
-        budget = self.settings.extraction_context_tokens
-        over = [
-            k
-            for k, facts in context.items()
-            if sum(line_tokens(fact_line(f)) for f in facts) > budget
+    async def _link(self, job: Job, known: list[Fact]) -> None:
+        """The link step for one extracted job (``processors.attribute_link``): fills
+        ``job.links``; asks only when a candidate has a name no listed fact has."""
+        if job.error is not None or not job.candidates or not known:
+            return
+        shown = {handle(f.id) for f in known}
+        positions = [
+            i
+            for i in attribute_link.offered(job.candidates, known)
+            if (job.candidates[i].target or "")[2:] not in shown
         ]
-        if not over:
-            return context
-        texts = list(dict.fromkeys(j.event.content for k in over for j in by_subject[k]))
+        if not positions:
+            return
+        self.metrics.inc("consolidator_extraction_calls_total", kind="link")
+        asked = [job.candidates[i] for i in positions]
+        found = await self.extractor.link(job.event, known, asked)
+        job.links = {positions[i]: fid for i, fid in found.items() if 0 <= i < len(positions)}
+        self.metrics.inc("consolidator_extraction_links_total", len(job.links))
+
+    async def _relevant(
+        self,
+        loaded: dict[SubjectKey, list[Fact]],
+        by_subject: dict[SubjectKey, list[Job]],
+        budgets: list[int],
+    ) -> list[dict[SubjectKey, list[Fact]]]:
+        """Per budget, each subject's facts as a prompt of that budget lists them (module
+        docstring): the events are embedded and the vectors read once for all budgets, and
+        only for subjects some positive budget must rank (a budget of 0 lists nothing)."""
+        cost = {k: sum(line_tokens(fact_line(f)) for f in facts) for k, facts in loaded.items()}
+        ranked = [k for k in loaded if any(0 < b < cost[k] for b in budgets)]
         vectors: dict[str, Any] = {}
         embedded: dict[str, Any] = {}
-        if self.embedder is not None:
+        if ranked and self.embedder is not None:
+            texts = list(dict.fromkeys(j.event.content for k in ranked for j in by_subject[k]))
             try:
-                ids = [f.id for k in over for f in context[k]]
+                ids = [f.id for k in ranked for f in loaded[k]]
                 vectors = await self.hold(lambda: self.store.fact_vectors(ids))
                 rows = await asyncio.to_thread(self.embedder.embed, texts)
                 embedded = dict(zip(texts, rows, strict=True))
             except Exception:  # ranking is an optimisation: recency alone still bounds it
                 log.warning("ranking the extraction context failed", exc_info=True)
                 vectors, embedded = {}, {}
-        out = dict(context)
-        for k in over:
-            events = [
-                embedded[j.event.content] for j in by_subject[k] if j.event.content in embedded
-            ]
-            out[k] = select_facts(
-                context[k],
-                fact_line,
-                budget,
-                fact_vectors=vectors,
-                event_vectors=events,
-                recent=self.settings.extraction_context_recent,
-            )
-        self.metrics.inc("consolidator_extraction_context_trimmed_total", len(over))
-        return out
+        outs = []
+        for budget in budgets:
+            out = dict(loaded)
+            for k in loaded:
+                if cost[k] <= budget:
+                    continue
+                events = [
+                    embedded[j.event.content] for j in by_subject[k] if j.event.content in embedded
+                ]
+                out[k] = select_facts(
+                    loaded[k],
+                    fact_line,
+                    budget,
+                    fact_vectors=vectors,
+                    event_vectors=events,
+                    recent=self.settings.extraction_context_recent,
+                )
+            outs.append(out)
+        trimmed = sum(cost[k] > budgets[0] for k in loaded)
+        if trimmed:
+            self.metrics.inc("consolidator_extraction_context_trimmed_total", trimmed)
+        return outs
 
     async def _call(self, groups: list[tuple[list[Job], list[Fact]]]) -> None:
         """One call for several events: of one subject (a batch) or of several subjects (a
@@ -275,6 +311,8 @@ class ExtractionStage:
                 reason = "echo"
             elif from_question(c, job.event.content):
                 reason = "question"
+            elif from_ending(c, job.event.content):
+                reason = "ended"
             else:
                 kept.append(c)
                 continue

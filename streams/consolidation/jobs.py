@@ -68,6 +68,8 @@ class Job:
     msg: Incoming
     event: RawEvent
     candidates: list[ExtractedFact] = field(default_factory=list)
+    # Candidate position -> the known fact the link step named (processors.attribute_link).
+    links: dict[int, str] = field(default_factory=dict)
     error: str | None = None
     # An unexpected error (a bug, not an outage or a provider failure): dead-letter at once.
     fatal: bool = False
@@ -103,11 +105,18 @@ def _shown(value: dict[str, object]) -> str:
     return canonical_value(value)
 
 
-def flagged(decision: Decision, before: SubjectState) -> list[OfferedPair]:
+def flagged(
+    decision: Decision, before: SubjectState, message: str | None = None
+) -> list[OfferedPair]:
     """The conflict sets a decision opened or extended, as judge questions: every
     possible_same_attribute set, and every value conflict whose challenged fact is not
-    pinned (``processors.value_judge``)."""
+    pinned (``processors.value_judge``). ``message`` is the deciding event's text: a value
+    question shows it as what the newer side said (the evidence, where the candidate's
+    statement is the extractor's paraphrase of it). The challenged fact may be one the same
+    decision wrote ("I traded in the Civic for a Tesla": two values of one attribute from one
+    event), so the decision's own active writes count as well as the state before it."""
     active = {f.id: f for f in before.active}
+    active |= {f.id: f for f in decision.fact_writes if f.status == "active"}
     out = []
     for ch in decision.changes:
         cs = ch.conflict_set
@@ -135,7 +144,7 @@ def flagged(decision: Decision, before: SubjectState) -> list[OfferedPair]:
                 kind="value",
                 candidate_id=ch.fact.id,
                 candidate_value=_shown(ch.fact.value),
-                candidate_statement=ch.fact.statement or "",
+                candidate_statement=message or ch.fact.statement or "",
                 existing_value=_shown(existing.value),
                 existing_statement=existing.statement or "",
             )

@@ -126,7 +126,7 @@ class BatchWriter:
                     seen.add((ev.project_id, ev.event_id))
                     key = (ev.project_id, ev.subject_id)
                     decision = self._decide(j, local[key], vectors, now)
-                    found += flagged(decision, local[key])
+                    found += flagged(decision, local[key], ev.content)
                     local[key] = advance(local[key], decision)
                     fresh.append((j, decision))
                     outcomes.extend(decision.outcomes)
@@ -195,8 +195,9 @@ class BatchWriter:
                 c,
                 vectors[embedding_text(c.predicate, c.value, c.statement)],
                 None if c.predicate is None else vectors.get(attribute(c.predicate).text),
+                job.links.get(i),
             )
-            for c in job.candidates
+            for i, c in enumerate(job.candidates)
         ]
         return adjudicate(job.event, cands, state, self.policy, now)
 
@@ -222,4 +223,4 @@ class BatchWriter:
         for how in decision.resolutions:
             self.metrics.inc("consolidator_resolutions_total", how=how)
         self._observe_latency(job)
-        return advance(state, decision), flagged(decision, state)
+        return advance(state, decision), flagged(decision, state, ev.content)

@@ -30,6 +30,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from schemas.settings import Settings
+from streams.devstack import llm_server
 from streams.devstack.broker import kafka_down, kafka_up
 from streams.devstack.database import check_usable, postgres_down, postgres_up
 from streams.devstack.layout import StackError, stack_paths
@@ -115,13 +116,8 @@ def main_up(settings: Settings, *, llm: bool = False) -> int:
     print(f"database: {info.database_url}")
     if info.llm_url is not None:
         print(f"llm: {info.llm_url} (model {settings.local_llm_model})")
-        print(
-            "  use it: CONSOLIDATOR_LLM_PROVIDER=openai "
-            f"CONSOLIDATOR_OPENAI_BASE_URL={info.llm_url} "
-            f"CONSOLIDATOR_OPENAI_MODEL={settings.local_llm_model} "
-            "CONSOLIDATOR_LLM_CONCURRENCY=1 CONSOLIDATOR_OPENAI_TIMEOUT_S=900 "
-            "CONSOLIDATOR_LLM_MAX_TOKENS=768 CONSOLIDATOR_EXTRACTION_BATCHING=false"
-        )
+        env = llm_server.worker_env(settings.local_llm_model, info.llm_url)
+        print("  use it: " + " ".join(f"{k}={v}" for k, v in env.items()))
     print(f"started: {', '.join(info.started) or 'nothing (already running)'}")
     return 0
 

@@ -6,8 +6,8 @@ batch opened or extended, in one call. Its decisions are published as ``resolve_
 commands on ``memory.commands``, applied by the subject's partition owner like a person's:
 so they become aliases through the log, and a replay rebuilds them.
 
-Value conflicts (``processors.value_judge``) are offered the same way and asked in a second
-call; only a ``replace`` becomes a command (``keep_new``).
+Value conflicts (``processors.value_judge``) are offered the same way and asked after, one
+yes/no question each; only a ``yes`` becomes a command (``keep_new``).
 
 Invariants: fails soft: any error of the call, a malformed answer or a refused publish is
 logged and counted (``consolidator_attribute_judge_errors_total``) and changes nothing (the
@@ -20,6 +20,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 
@@ -73,23 +74,26 @@ class AttributeJudge:
                 published += done
         return published
 
+    async def _complete(self, messages: list[dict[str, str]], name: str, schema: Any) -> Any:
+        return await asyncio.wait_for(
+            self.chat.complete(messages, name, schema), timeout=self.settings.timeout_s
+        )
+
     async def _ask(self, pairs: Sequence[OfferedPair], kind: str) -> int:
-        if kind == "value":
-            messages, name, schema = (
-                value_judge.build_prompt(pairs),
-                value_judge.FORMAT_NAME,
-                (value_judge.JSON_SCHEMA),
-            )
-        else:
-            messages, name, schema = build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA
         try:
-            answer = await asyncio.wait_for(
-                self.chat.complete(messages, name, schema), timeout=self.settings.timeout_s
-            )
             if kind == "value":
-                verdicts = value_judge.parse(answer.text, pairs, lenient=answer.lenient)
+                # One yes/no question per conflict (processors.value_judge).
+                verdicts: dict[str, str] = {}
+                for q in pairs:
+                    answer = await self._complete(
+                        value_judge.build_prompt(q),
+                        value_judge.FORMAT_NAME,
+                        value_judge.JSON_SCHEMA,
+                    )
+                    verdicts[q.set_id] = value_judge.parse(answer.text, lenient=answer.lenient)
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
+                answer = await self._complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA)
                 verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
                 acts_on = (
                     ("same", "different")

@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import openai
 
+from processors import attribute_link
 from processors.extraction import (
     BATCH_FORMAT_NAME,
     BATCH_RESPONSE_JSON_SCHEMA,
@@ -52,7 +53,7 @@ from processors.extraction import (
 )
 from processors.jsontext import OutputMode
 from schemas.events import RawEvent
-from schemas.facts import Fact
+from schemas.facts import ExtractedFact, Fact
 from schemas.settings_groups import LLMSettings
 from streams.llm.client import (
     Answer,
@@ -111,6 +112,13 @@ class Extractor(Protocol):
         active facts), its raw candidates, or None when the answer left it out."""
         ...
 
+    async def link(
+        self, event: RawEvent, known: Sequence[Fact], candidates: Sequence[ExtractedFact]
+    ) -> dict[int, str]:
+        """Per candidate position, the id of the known fact it changes under another name
+        (``processors.attribute_link``); {} when nothing links or the step fails."""
+        ...
+
     async def aclose(self) -> None:
         """Release the client."""
         ...
@@ -144,6 +152,12 @@ class FakeExtractor:
         """Each event's scripted or pattern candidates, groups in order."""
         self.calls += 1
         return [list(fake_candidates(e)) for events, _active in groups for e in events]
+
+    async def link(
+        self, event: RawEvent, known: Sequence[Fact], candidates: Sequence[ExtractedFact]
+    ) -> dict[int, str]:
+        """No links: the fake's predicates are the scripts' own."""
+        return {}
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -227,6 +241,27 @@ class OpenAIExtractor:
         except MalformedOutput:
             self.malformed += 1
             raise
+
+    async def link(
+        self, event: RawEvent, known: Sequence[Fact], candidates: Sequence[ExtractedFact]
+    ) -> dict[int, str]:
+        """One call asking which known attribute each candidate changes. Fails soft: a
+        malformed answer or a provider failure is counted and logged and links nothing
+        (the candidates then resolve as they would have without the step)."""
+        messages = attribute_link.build_prompt(event.content, known, candidates)
+        try:
+            answer = await self._complete(
+                messages, attribute_link.FORMAT_NAME, attribute_link.JSON_SCHEMA
+            )
+            return attribute_link.parse(
+                answer.text, known, candidates, lenient=answer.mode == "prompt"
+            )
+        except (attribute_link.MalformedLinks, MalformedOutput) as exc:
+            self.malformed += 1
+            log.warning("event %s: malformed link answer: %s", event.event_id, exc)
+        except ProviderError as exc:
+            log.warning("event %s: link step skipped: %s", event.event_id, exc)
+        return {}
 
     async def aclose(self) -> None:
         """Release the client."""

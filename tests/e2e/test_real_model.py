@@ -118,8 +118,11 @@ def test_a_real_model_writes_the_memory(
             "llm_concurrency": 1,
             "llm_max_tokens": 512,
             "batch_within_s": 0.5,
-            # As the local stack recommends for these models (bench/results/extraction).
+            # As the local stack recommends for these models (bench/results/extraction,
+            # streams.devstack.llm_server.worker_env): one event a call, no known facts in the
+            # extraction prompt (the link step and the value judge see them).
             "extraction_batching": False,
+            "extraction_context_tokens": 0,
             "embedder": "fastembed",
         }
     )

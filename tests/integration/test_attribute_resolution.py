@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+from processors import value_judge
 from schemas.settings import Settings
 from streams.kafka import sdk
 from tests.support.metrics import value as metric
@@ -315,17 +316,12 @@ def test_a_failing_judge_leaves_the_pairs_flagged(settings: Settings, tmp_path: 
 
 
 def _value_judge(body: dict[str, Any]) -> str:
-    """Extraction answers from the scripts; the value judge replaces a value with Lyon in it
-    and keeps every other one."""
-    system = str(body["messages"][0]["content"])
-    if "different value from a newer message" not in system:
+    """Extraction answers from the scripts; the value judge says yes to a change to Lyon and
+    no to any other."""
+    if body["messages"][0]["content"] != value_judge.SYSTEM:
         return candidates_responder(body)
-    decisions = []
-    for line in str(body["messages"][-1]["content"]).splitlines()[1:]:
-        item = orjson.loads(line)
-        verdict = "replace" if "Lyon" in item["newer"]["value"] else "keep"
-        decisions.append({"item": item["item"], "verdict": verdict})
-    return orjson.dumps({"decisions": decisions}).decode()
+    asked = str(body["messages"][-1]["content"])
+    return orjson.dumps({"answer": "yes" if 'now "Lyon"' in asked else "no"}).decode()
 
 
 def test_the_judge_decides_value_conflicts(settings: Settings, tmp_path: Path) -> None:

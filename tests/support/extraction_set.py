@@ -54,6 +54,9 @@ class Turn:
 class Conversation:
     id: str
     sessions: tuple[tuple[Turn, ...], ...]
+    # When it was added after the set's first version ("2026-12-05"): written and labelled
+    # before any model met it, so its holdout part was never looked at while tuning.
+    added: str | None = None
 
     @property
     def split(self) -> Split:
@@ -95,7 +98,7 @@ def load(path: Path = SET_PATH, split: Split | None = None) -> list[Conversation
                     )
                 )
             sessions.append(tuple(turns))
-        conv = Conversation(c["id"], tuple(sessions))
+        conv = Conversation(c["id"], tuple(sessions), c.get("added"))
         if split is None or conv.split == split:
             out.append(conv)
     return out

@@ -22,7 +22,7 @@ import numpy as np
 
 from processors.extraction import fake_candidates
 from schemas.events import RawEvent
-from schemas.facts import Fact
+from schemas.facts import ExtractedFact, Fact
 from streams.embedding.embedder import HashEmbedder
 from streams.llm.client import MalformedOutput, PermanentProviderError, ProviderError
 from streams.ports import BrokerUnavailable, OutRecord
@@ -74,6 +74,8 @@ class ScriptedExtractor:
     def __init__(self, script: Mapping[str, object] | None = None) -> None:
         self.script = dict(script or {})
         self.calls: list[str] = []
+        self.links: dict[str, dict[str, str]] = {}
+        self.link_calls: list[str] = []
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
         self.calls.append(event.event_id)
@@ -99,6 +101,19 @@ class ScriptedExtractor:
         self, groups: Sequence[tuple[Sequence[RawEvent], Sequence[Fact]]]
     ) -> list[list[object] | None]:
         return [await self.extract(e, active) for events, active in groups for e in events]
+
+    async def link(
+        self, event: RawEvent, known: Sequence[Fact], candidates: Sequence[ExtractedFact]
+    ) -> dict[int, str]:
+        """``links[event_id]``: per offered candidate's predicate, the known predicate."""
+        self.link_calls.append(event.event_id)
+        wanted = self.links.get(event.event_id, {})
+        by_name = {f.predicate: f.id for f in known}
+        return {
+            i: by_name[wanted[c.predicate or ""]]
+            for i, c in enumerate(candidates)
+            if wanted.get(c.predicate or "") in by_name
+        }
 
     async def aclose(self) -> None:
         return None

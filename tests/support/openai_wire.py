@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from processors import attribute_link
 from processors.extraction import BATCH_FORMAT_NAME, EVENT_HEADER
 
 Responder = Callable[[dict[str, Any]], str]
@@ -127,6 +128,13 @@ def is_batch_request(request_json: dict[str, Any]) -> bool:
     return _EVENT_HEADER.search(text) is not None
 
 
+def is_link_request(request_json: dict[str, Any]) -> bool:
+    """The extractor's link step, by its system text."""
+    messages = request_json.get("messages") or [{}]
+    first = messages[0] if isinstance(messages[0], dict) else {}
+    return first.get("content") == attribute_link.SYSTEM
+
+
 def refusal_body(refused: str) -> dict[str, Any]:
     """What llama-cpp-python's server (0.3.x) answers, with HTTP 500, to a response_format
     type it refuses: a FastAPI request-validation error in an OpenAI-style envelope."""
@@ -151,7 +159,10 @@ def scripted_batch(request_json: dict[str, Any]) -> list[list[Any]]:
 
 def candidates_responder(request_json: dict[str, Any]) -> str:
     """Default responder: echo the scripted candidates as ``{"candidates": [...]}``, or for a
-    batch request as ``{"events": [{"index": i, "candidates": [...]}, ...]}``."""
+    batch request as ``{"events": [{"index": i, "candidates": [...]}, ...]}``; a link request
+    (``processors.attribute_link``) links nothing."""
+    if is_link_request(request_json):
+        return json.dumps({"links": []})
     if is_batch_request(request_json):
         events = [
             {"index": i, "candidates": c}

@@ -3,10 +3,19 @@ value, never for a new or changed value, never raising."""
 
 from __future__ import annotations
 
-from hypothesis import example, given, settings
+import re
+
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from processors.grounding import from_question, is_echo, leaves, mentions
+from processors.grounding import (
+    _ENDINGS,
+    from_ending,
+    from_question,
+    is_echo,
+    leaves,
+    mentions,
+)
 from processors.resolution import handle
 from schemas.facts import ExtractedFact
 from tests.support.facts import make_fact
@@ -104,3 +113,41 @@ def test_the_question_rule_never_raises_and_keeps_statements(text: str, value: o
     said = " ".join(str(v) for v in leaves(value))
     # The value stated in a plain sentence is never dropped, whatever else the text asks.
     assert not from_question(c, f"{text}\n{said}.")
+
+
+def test_a_value_said_only_as_ended_is_not_a_current_fact() -> None:
+    arch = cand(predicate="os", value={"value": "Arch"}, statement="Gave up on Arch.")
+    fedora = cand(predicate="os", value={"value": "Fedora"})
+    said = "I gave up on Arch, too much maintenance. I'm on Fedora now."
+    assert from_ending(arch, said) and not from_ending(fedora, said)
+    civic = cand(predicate="car", value={"value": "Honda Civic"})
+    tesla = cand(predicate="car", value={"value": "Tesla Model 3"})
+    traded = "I traded in the Civic for a Tesla Model 3 last week."
+    assert from_ending(civic, traded) and not from_ending(tesla, traded)
+    city = cand(predicate="home_city", value={"value": "Paris"})
+    assert from_ending(city, "I used to live in Paris.")
+    assert not from_ending(city, "I used to hate Paris, but now I live in Paris.")
+    assert not from_ending(city, "Switched from Lyon to Paris in May.")
+    # Nothing to judge: a value the text never says, and a note.
+    assert not from_ending(cand(predicate="smoker", value={"value": False}), "I quit smoking.")
+    assert not from_ending(cand(statement="Left Leeds."), "I left Leeds.")
+
+
+ENDINGS = st.sampled_from(["gave up on", "traded in", "moved out of", "left", "no longer use"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300), value=JSON, ending=ENDINGS)
+def test_the_ending_rule_never_raises_and_keeps_a_plain_statement(
+    text: str, value: object, ending: str
+) -> None:
+    try:
+        c = cand(predicate="thing", value={"value": value})
+    except ValueError:
+        return
+    said = " ".join(str(v) for v in leaves(value))
+    from_ending(c, f"{text} {ending} {said}")
+    # A value that itself holds an ending word ("left wing") ends its own second mention.
+    assume(not {w for cue in _ENDINGS for w in cue} & set(re.findall(r"[^\W_]+", said.casefold())))
+    # The value also said in a sentence of its own is never dropped.
+    assert not from_ending(c, f"{text} {ending} {said}. Now: {said}.")

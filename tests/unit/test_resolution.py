@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from processors.adjudication import Candidate, Policy, SubjectState, adjudicate, advance
@@ -51,14 +51,49 @@ def _cand(predicate: str, action: str = "supersede", target: str | None = None) 
 
 
 @settings(max_examples=examples(200), derandomize=True)
-@given(pred=PREDICATE, other=PREDICATE, vec=UNIT)
-def test_a_plausible_target_always_wins(pred: str, other: str, vec: np.ndarray) -> None:
+@given(pred=PREDICATE, other=PREDICATE, third=PREDICATE, vec=UNIT)
+def test_a_plausible_target_always_wins(pred: str, other: str, third: str, vec: np.ndarray) -> None:
+    assume(other != third)  # one active fact per predicate
     named = _fact("0a1b2c3d-0000-5000-8000-000000000001", other)
-    exact = _fact("9f8e7d6c-0000-5000-8000-000000000002", pred)
-    active = {named.id: named, exact.id: exact}
+    near = _fact("9f8e7d6c-0000-5000-8000-000000000002", third)
+    active = {named.id: named, near.id: near}
     cand = _cand(pred, target=f"f:{handle(named.id)}")
-    match = resolve(cand, vec, active, {pred: vec, other: vec}, {}, frozenset(), BOUNDS)
-    assert match is not None and match.how == "target" and match.fact is named
+    match = resolve(cand, vec, active, {pred: vec, other: vec, third: vec}, {}, frozenset(), BOUNDS)
+    assert match is not None
+    if pred == third and third != other:
+        # The candidate spelled another active fact's attribute out: that fact, not the handle.
+        assert match.how == "exact" and match.fact is near
+    else:
+        assert match.how == "target" and match.fact is named
+
+
+@settings(max_examples=examples(200), derandomize=True)
+@given(
+    pred=PREDICATE,
+    others=st.lists(PREDICATE, min_size=1, max_size=6, unique=True),
+    pick=st.integers(0, 5),
+    vec=UNIT,
+)
+def test_a_verbatim_predicate_never_resolves_elsewhere(
+    pred: str, others: list[str], pick: int, vec: np.ndarray
+) -> None:
+    """Whatever handle it names, a candidate whose predicate is an active fact's resolves to
+    that fact (the handle's fact can only be that same fact)."""
+    facts = [
+        _fact(f"{i:08x}-0000-5000-8000-{i:012x}", p)
+        for i, p in enumerate([pred, *others])
+        if i == 0 or p != pred
+    ]
+    active = {f.id: f for f in facts}
+    named = facts[pick % len(facts)]
+    cand = _cand(pred, action=st_action(pick), target=f"f:{handle(named.id)}")
+    vectors = {f.predicate: vec for f in facts if f.predicate}
+    match = resolve(cand, vec, active, vectors, {}, frozenset(), BOUNDS)
+    assert match is not None and match.fact is facts[0]
+
+
+def st_action(n: int) -> str:
+    return "supersede" if n % 2 else "create"
 
 
 @settings(max_examples=examples(200), derandomize=True)

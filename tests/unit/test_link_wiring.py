@@ -1,0 +1,51 @@
+"""The link step in the write path, on fakes of its ports: asked only for an event whose
+candidates name an attribute the subject does not have while it has others, and its link
+turns a renamed change into a value conflict on the known fact (never a retirement)."""
+
+from __future__ import annotations
+
+from tests.unit.test_write_path import Rig
+
+
+def _rig(**settings: object) -> Rig:
+    rig = Rig(extraction_batching=False, **settings)
+    rig.extractor.uses_context = True  # type: ignore[misc]  # the scripts read no facts
+    return rig
+
+
+def _facts(rig: Rig, status: str) -> dict[str, object]:
+    return {
+        f.predicate: f.value.get("value", f.value)
+        for f in rig.store.data.facts.values()
+        if f.status == status and f.predicate
+    }
+
+
+def test_a_linked_rename_opens_a_conflict_on_the_known_fact() -> None:
+    rig = _rig(extraction_linking=True)
+    rig.run([rig.ev("e1", subject="u", cands=[{"predicate": "diet", "value": {"value": "veg"}}])])
+    assert rig.extractor.link_calls == []  # nothing known yet: nothing to ask
+    rig.extractor.links = {"e2": {"veganism": "diet"}}
+    cands = [
+        {"predicate": "veganism", "value": {"value": "vegan"}},
+        {"predicate": "diet", "value": {"value": "veg"}},  # exact: reinforces, never offered
+    ]
+    rig.run([rig.ev("e2", subject="u", cands=cands)])
+    assert rig.extractor.link_calls == ["e2"]
+    assert _facts(rig, "active") == {"diet": "veg"}
+    # The contender keeps the candidate's own name beside its value.
+    assert _facts(rig, "candidate") == {"diet": {"veganism": "vegan"}}
+    (cs,) = rig.store.data.conflicts.values()
+    assert cs.predicate == "diet" and cs.status == "open"
+    # An event whose every name is known asks nothing.
+    rig.run([rig.ev("e3", subject="u", cands=[{"predicate": "diet", "value": {"value": "v"}}])])
+    assert rig.extractor.link_calls == ["e2"]
+
+
+def test_without_the_step_a_rename_is_a_new_attribute() -> None:
+    rig = _rig(extraction_linking=False)
+    rig.run([rig.ev("e1", subject="u", cands=[{"predicate": "diet", "value": {"value": "veg"}}])])
+    rig.extractor.links = {"e2": {"veganism": "diet"}}
+    rig.run([rig.ev("e2", subject="u", cands=[{"predicate": "veganism", "value": {"value": "x"}}])])
+    assert rig.extractor.link_calls == []
+    assert _facts(rig, "active") == {"diet": "veg", "veganism": "x"}
