@@ -8,11 +8,14 @@ restatement says the value again ("still in Munich"), so a candidate equal to a 
 whose value the event's text does not contain is an echo, and it is dropped (counted).
 
 Questions: a small model turns "Can you explain window functions in SQL?" into a ``topic``
-fact. A candidate whose value the event says only inside questions (or an "I wonder ..."),
-none of them with a first-person clause ("Can you remember that I'm allergic to nuts?" still
-states a fact), is not a fact about the user (``from_question``). Measured on the tune split
-of tests/support/extraction_set.json before use: it dropped 6 of the 1.5B's 9 false
-positives and no labelled fact.
+fact, and answers "What's a quick dinner for four?" with ``quick_dinner = stir-fry``. A
+candidate whose value the event says only inside questions (or an "I wonder ..."), none of
+them with a first-person clause ("Can you remember that I'm allergic to nuts?" still states a
+fact), is not a fact about the user (``from_question``), nor is a value it never says from an
+event that only asks. Measured on the tune split of tests/support/extraction_set.json before
+use: the first rule dropped 6 of the 1.5B's 9 false positives and no labelled fact; the
+second, added with the set's second round, the two answers to questions of its added tune
+conversations.
 
 Endings: asked about "I gave up on Arch, I'm on Fedora now", a small model also lists the
 old value as a fact of the message (``os = Arch``, "the user gave up on Arch": the 1.5B on the
@@ -24,9 +27,10 @@ Invariants:
 - Pure and deterministic; never raises for any candidate, fact or text.
 - ``from_ending`` judges only a value the text says; a value said anywhere else than right
   after an ending (two words past articles and the like) is kept. English-only.
-- ``from_question`` judges only a value the text says somewhere; a value said in any
-  sentence that is not a question is kept. The first-person exception is English-only: in
-  another language a fact stated only inside a question is dropped.
+- ``from_question`` keeps a value said in any sentence that is not a question, and a value
+  said nowhere in a text with any sentence that is not a question. The first-person
+  exception is English-only: in another language a fact stated only inside a question is
+  dropped.
 - Only a candidate *equal* to a listed fact can be an echo (same predicate or the listed
   fact's handle as ``target``, same canonical value; for a note, the same normalized
   statement): a new or changed value is never dropped here, however ungrounded.
@@ -126,6 +130,16 @@ _FIRST_PERSON = re.compile(r"\b(i'm|i am|i've|i have|i was|my)\b", re.IGNORECASE
 
 
 _MARK = "\ue000"  # a private-use character: stands for the value said verbatim
+# Words of a sentence that states nothing ("Sure, thanks!", "lol ok").
+_PLEASANTRIES = frozenset(
+    {"sure", "thanks", "thank", "you", "ok", "okay", "lol", "haha", "hi", "hello", "hey"}
+    | {"great", "cool", "nice", "yes", "yeah", "no", "please", "good", "morning", "awesome"}
+    | {"wow", "oh", "ah", "hmm", "well", "right", "perfect"}
+)
+
+
+def _sentence_words(sentence: str) -> set[str]:
+    return set(_WORD.findall(sentence.casefold()))
 
 
 def _asks(sentence: str) -> bool:
@@ -138,7 +152,9 @@ def _asks(sentence: str) -> bool:
 def from_question(candidate: ExtractedFact, text: str) -> bool:
     """Whether every sentence of ``text`` that says the candidate's value is a question (or an
     "I wonder ..."), none with a first-person clause: what the user asks about is not a fact
-    about them. A value said nowhere is not judged here."""
+    about them. A value said nowhere is judged by the whole text: from a message that only
+    asks, it is the model's answer to the question ("What plants do well in shade?" answered
+    with ``plants = ferns``), not a fact about the user."""
     try:
         said = candidate.value if candidate.predicate is not None else candidate.statement
         # The value said verbatim is one mark: its own punctuation ("?:") ends no sentence.
@@ -147,7 +163,12 @@ def from_question(candidate: ExtractedFact, text: str) -> bool:
             text = text.replace(form, f" {_MARK} ")
         sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
         where = [s for s in sentences if _MARK in s or _has_words(s, said)]
-        return bool(where) and all(_asks(s) for s in where)
+        if where:
+            return all(_asks(s) for s in where)
+        # A value the text never says, from a text that only asks (pleasantries aside: "Sure,
+        # thanks! What's a good first project in Rust?"), is the model's answer to it.
+        asked = [s for s in sentences if not _sentence_words(s) <= _PLEASANTRIES]
+        return bool(asked) and all(_asks(s) for s in asked)
     except (TypeError, ValueError, RecursionError):
         return False
 

@@ -29,6 +29,9 @@ from streams.devstack.procs import cmdline, log_tail, port_open, read_pid, reap,
 __all__ = ["base_url", "llm_down", "llm_up", "served_model", "server_command", "server_python"]
 
 
+CACHE_BYTES = 100 * 2**20
+
+
 def worker_env(model: str, url: str) -> dict[str, str]:
     """The worker settings the local models measured best with (bench/results/extraction),
     printed by ``consolidator up --llm`` and used by ``demo --llm``."""
@@ -112,6 +115,12 @@ def server_command(
     cmd = [str(python), "-m", "llama_cpp.server", "--model", str(model)]
     cmd += ["--model_alias", alias, "--host", "127.0.0.1", "--port", str(port)]
     cmd += ["--n_ctx", str(ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    # Evaluated prompt prefixes kept in RAM: the worker alternates extraction, link and judge
+    # prompts, and the server alone keeps only the last one, so each extraction re-read its
+    # ~1,000-token prefix after a link call. 20 recorded requests of a holdout run: 368 s
+    # without, 191 s with 100 MiB (+0.9 GB resident: the cache counts the KV state, not the
+    # logits each entry also holds; 2 GiB took 164 s and 15.9 GB).
+    cmd += ["--cache", "true", "--cache_size", str(CACHE_BYTES)]
     return cmd
 
 

@@ -97,8 +97,11 @@ def test_a_value_said_only_in_a_question_is_not_a_fact() -> None:
     assert from_question(
         cand(predicate="city", value={"value": "Montreal"}), "I wonder if I'd like Montreal."
     )
-    # A value the text never says is not judged here.
-    assert not from_question(cand(predicate="x", value={"value": "calculator"}), "What now?")
+    # A value the text never says, from a text that only asks: the model's own answer.
+    plants = cand(predicate="plants", value={"value": "ferns, hostas"})
+    assert from_question(plants, "What plants do well in a shady backyard?")
+    assert not from_question(plants, "We got a house with a shady backyard. What now?")
+    assert not from_question(plants, "")
 
 
 @settings(max_examples=300, deadline=None)
@@ -151,3 +154,10 @@ def test_the_ending_rule_never_raises_and_keeps_a_plain_statement(
     assume(not {w for cue in _ENDINGS for w in cue} & set(re.findall(r"[^\W_]+", said.casefold())))
     # The value also said in a sentence of its own is never dropped.
     assert not from_ending(c, f"{text} {ending} {said}. Now: {said}.")
+
+
+def test_pleasantries_do_not_turn_a_question_into_a_statement() -> None:
+    project = cand(predicate="first_project", value={"value": "a CLI todo app"})
+    assert from_question(project, "Sure, thanks! What's a good first project in Rust?")
+    assert not from_question(project, "Sure, thanks! I want to write Rust. What first?")
+    assert not from_question(project, "Thanks!")
