@@ -5,6 +5,10 @@ A small local model reads about ten prompt tokens a second, so a prompt that lis
 costs minutes per call; a large model pays for them too. An event is almost always about a
 few attributes: the ones its text resembles, and the ones most recently touched.
 
+A small model asked with no facts listed (the local models' setting) answers nothing to a
+change it cannot anchor ("You can drop the bullet points from now on"); ``speaks_of_change``
+picks the empty answers worth asking once more with the facts listed.
+
 Invariants:
 - Pure and deterministic: a function of the facts, their vectors, the events' vectors and
   the budget; ties are broken by fact id.
@@ -22,6 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -29,6 +34,22 @@ import numpy as np
 from schemas.facts import Fact
 
 Vector = np.ndarray
+
+
+# Words by which a message says something changed ("I moved", "from now on", "up to 35 km a
+# week now", "you can switch to English"), English-only.
+_CHANGE = re.compile(
+    r"\b(now|anymore|any more|no longer|instead|switch\w*|chang\w*|mov(e|ed|ing)|updat\w*"
+    r"|from now on|these days|up to|down to|new|finally|drop\w*|stopp?\w*|quit\w*|left"
+    r"|promot\w*|became|become|got|upgrad\w*|replac\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def speaks_of_change(text: str) -> bool:
+    """Whether a message uses a word that says something changed: an empty extraction of
+    such a message is asked again with the subject's facts listed (streams' extraction)."""
+    return bool(_CHANGE.search(text))
 
 
 def line_tokens(line: str) -> int:

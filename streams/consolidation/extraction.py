@@ -22,6 +22,10 @@ Invariants:
   dropped and counted as ``echo`` and ``question``, and a value said only as one the user
   no longer has ("I gave up on Arch") as ``ended``. A predicate prefixed by a name the
   subject goes by (``sarah_occupation``: ``processors.about``) is the subject's own.
+- An event answered with nothing by a prompt that listed no facts, while its subject has some
+  and the message speaks of a change, is asked once more with the link step's facts listed
+  (``kind="again"``); the link step (``processors.attribute_link``) then runs for every event
+  with a candidate under a name the subject does not have.
 - A prompt lists what ``processors.extraction_context.select_facts`` picks of a subject's
   loaded facts within ``extraction_context_tokens``; the events' contents are embedded (one
   call, in a thread) and the facts' stored vectors read only for subjects whose facts do not
@@ -39,14 +43,15 @@ from typing import Any
 
 from processors import attribute_link
 from processors.about import self_names, unprefix_self
-from processors.extraction import MAX_ACTIVE_IN_PROMPT, fact_line
-from processors.extraction_context import line_tokens, select_facts
+from processors.extraction import MAX_ACTIVE_IN_PROMPT
+from processors.extraction_context import speaks_of_change
 from processors.extraction_plan import SubjectLoad, plan_calls
 from processors.grounding import from_ending, from_question, is_echo
 from processors.resolution import handle
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
+from streams.consolidation.extraction_facts import relevant_facts
 from streams.consolidation.jobs import Job
 from streams.embedding.embedder import Embedder
 from streams.llm.extractors import Extractor, MalformedOutput, ProviderError
@@ -132,6 +137,7 @@ class ExtractionStage:
                     call = self._one(chunk[0], active) if single else self._call([(chunk, active)])
                     await guarded(key, chunk, call)
                     for j in chunk:
+                        await guarded(key, [j], self._again(j, active, known.get(key, [])))
                         await guarded(key, [j], self._link(j, known.get(key, [])))
 
         async def coalesced(keys: list[SubjectKey]) -> None:
@@ -140,9 +146,27 @@ class ExtractionStage:
                 await guarded(keys, [j for g, _ in groups for j in g], self._call(groups))
                 for k in keys:
                     for j in by_subject[k]:
+                        await guarded(k, [j], self._again(j, context.get(k, []), known.get(k, [])))
                         await guarded(k, [j], self._link(j, known.get(k, [])))
 
         await asyncio.gather(*(one_subject(p[0]) if len(p) == 1 else coalesced(p) for p in packs))
+
+    async def _again(self, job: Job, listed: list[Fact], known: list[Fact]) -> None:
+        """An event that yielded nothing from a prompt listing no facts, while the subject has
+        some and the message speaks of a change, is asked once more with them listed (the
+        echo and question guards apply as to any answer). Fails soft: an error keeps the
+        first, empty, answer."""
+        if job.error is not None or job.candidates or listed or not known:
+            return
+        if not speaks_of_change(job.event.content):
+            return
+        self.metrics.inc("consolidator_extraction_calls_total", kind="again")
+        try:
+            raw = await self.extractor.extract(job.event, known)
+        except (MalformedOutput, ProviderError) as exc:
+            log.warning("event %s: asking again failed: %s", job.event.event_id, exc)
+            return
+        self._accept(job, raw, known)
 
     async def _link(self, job: Job, known: list[Fact]) -> None:
         """The link step for one extracted job (``processors.attribute_link``): fills
@@ -169,42 +193,17 @@ class ExtractionStage:
         by_subject: dict[SubjectKey, list[Job]],
         budgets: list[int],
     ) -> list[dict[SubjectKey, list[Fact]]]:
-        """Per budget, each subject's facts as a prompt of that budget lists them (module
-        docstring): the events are embedded and the vectors read once for all budgets, and
-        only for subjects some positive budget must rank (a budget of 0 lists nothing)."""
-        cost = {k: sum(line_tokens(fact_line(f)) for f in facts) for k, facts in loaded.items()}
-        ranked = [k for k in loaded if any(0 < b < cost[k] for b in budgets)]
-        vectors: dict[str, Any] = {}
-        embedded: dict[str, Any] = {}
-        if ranked and self.embedder is not None:
-            texts = list(dict.fromkeys(j.event.content for k in ranked for j in by_subject[k]))
-            try:
-                ids = [f.id for k in ranked for f in loaded[k]]
-                vectors = await self.hold(lambda: self.store.fact_vectors(ids))
-                rows = await asyncio.to_thread(self.embedder.embed, texts)
-                embedded = dict(zip(texts, rows, strict=True))
-            except Exception:  # ranking is an optimisation: recency alone still bounds it
-                log.warning("ranking the extraction context failed", exc_info=True)
-                vectors, embedded = {}, {}
-        outs = []
-        for budget in budgets:
-            out = dict(loaded)
-            for k in loaded:
-                if cost[k] <= budget:
-                    continue
-                events = [
-                    embedded[j.event.content] for j in by_subject[k] if j.event.content in embedded
-                ]
-                out[k] = select_facts(
-                    loaded[k],
-                    fact_line,
-                    budget,
-                    fact_vectors=vectors,
-                    event_vectors=events,
-                    recent=self.settings.extraction_context_recent,
-                )
-            outs.append(out)
-        trimmed = sum(cost[k] > budgets[0] for k in loaded)
+        """Per budget, each subject's facts as a prompt of that budget lists them
+        (``streams.consolidation.extraction_facts``)."""
+        texts = {k: [j.event.content for j in jobs] for k, jobs in by_subject.items()}
+        outs, trimmed = await relevant_facts(
+            loaded,
+            texts,
+            budgets,
+            embedder=self.embedder,
+            vectors=lambda ids: self.hold(lambda: self.store.fact_vectors(ids)),
+            recent=self.settings.extraction_context_recent,
+        )
         if trimmed:
             self.metrics.inc("consolidator_extraction_context_trimmed_total", trimmed)
         return outs

@@ -79,7 +79,13 @@ class ScriptedExtractor:
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
         self.calls.append(event.event_id)
-        answer = self.script.get(event.event_id)
+        # "<event id>+facts": the answer when the prompt lists facts (an extraction asked again).
+        again = f"{event.event_id}+facts"
+        answer = (
+            self.script[again]
+            if active and again in self.script
+            else self.script.get(event.event_id)
+        )
         if answer == "outage":
             raise ProviderError("503 from the provider (fake)", status=503)
         if answer == "refused":

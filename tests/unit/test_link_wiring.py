@@ -49,3 +49,26 @@ def test_without_the_step_a_rename_is_a_new_attribute() -> None:
     rig.run([rig.ev("e2", subject="u", cands=[{"predicate": "veganism", "value": {"value": "x"}}])])
     assert rig.extractor.link_calls == []
     assert _facts(rig, "active") == {"diet": "veg", "veganism": "x"}
+
+
+def test_an_empty_answer_to_a_change_is_asked_again_with_the_facts() -> None:
+    rig = _rig(extraction_linking=True, extraction_context_tokens=0)
+    rig.run([rig.ev("e1", subject="u", cands=[{"predicate": "diet", "value": {"value": "veg"}}])])
+    rig.extractor.script["e2"] = []
+    rig.extractor.script["e2+facts"] = [{"predicate": "diet", "value": {"value": "vegan"}}]
+    rig.extractor.script["e3"] = []
+    rig.extractor.script["e3+facts"] = [{"predicate": "diet", "value": {"value": "x"}}]
+    rig.run([rig.ev("e2", subject="u", content="From now on I eat vegan.", cands=None)])
+    rig.run([rig.ev("e3", subject="u", content="Good morning!", cands=None)])
+    # e2 speaks of a change: asked twice, the second time with the facts; e3 once.
+    assert rig.extractor.calls == ["e1", "e2", "e2", "e3"]
+    assert _facts(rig, "candidate") == {"diet": "vegan"}  # a value conflict for the judge
+    assert _facts(rig, "active") == {"diet": "veg"}
+
+
+def test_a_prompt_that_listed_facts_is_never_asked_again() -> None:
+    rig = _rig(extraction_linking=True)  # the default budget lists the subject's facts
+    rig.run([rig.ev("e1", subject="u", cands=[{"predicate": "diet", "value": {"value": "veg"}}])])
+    rig.extractor.script["e2"] = []
+    rig.run([rig.ev("e2", subject="u", content="From now on I eat vegan.", cands=None)])
+    assert rig.extractor.calls == ["e1", "e2"]
