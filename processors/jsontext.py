@@ -157,7 +157,9 @@ def json_object(text: str, error: type[Exception], noun: str) -> dict[str, Any]:
         raise error(f"empty {noun}")
     try:
         root = json.loads(body)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
+        # ValueError, not only JSONDecodeError: an integer of more than 4,300 digits is
+        # refused by int() inside the decoder, and that is a malformed answer, not a crash.
         raise error(f"{noun} is not JSON: {exc}") from None
     if not isinstance(root, dict):
         raise error(f"{noun} root must be a JSON object, got {type(root).__name__}")
