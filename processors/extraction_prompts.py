@@ -148,6 +148,26 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
 )
 
 
+# The names the worked examples give their people, places and employers (the batch and
+# coalesced examples reuse them): a candidate whose value is one of them, in a message that
+# never says it, is the example speaking, not the user (``processors.grounding.from_examples``).
+EXAMPLE_NAMES: frozenset[str] = frozenset(
+    n.casefold()
+    for n in (
+        "Priyanka",
+        "Leeds",
+        "Leeds Dental",
+        "Bristol",
+        "Smile Clinic",
+        "Oren",
+        "Krakow",
+        "Gdansk",
+        "Mount Kenya",
+        "Kenya",
+        "Tokyo",
+    )
+)
+
 BATCH_RESPONSE_JSON_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {

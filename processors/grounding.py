@@ -23,8 +23,17 @@ tune split). A candidate whose value the event says only right after words that 
 (``from_ending``: "gave up", "traded in", "moved out of", "used to", ...) is not a current
 fact, and is dropped and counted (``ended``).
 
+Examples: the prompt's worked examples name people and places (Priyanka, Leeds, Bristol). A
+value made only of those names, in an event that says none of them, is copied from the
+examples (``from_examples``, counted ``example``): the 1.5B filled listed names with them on
+the tune split (v11 in bench/results/extraction/HISTORY.md) and answered "Moved out! I have my
+own place in Lisbon now." with ``home_city = Leeds`` on the holdout.
+
 Invariants:
 - Pure and deterministic; never raises for any candidate, fact or text.
+- ``from_examples`` drops only a value whose every string is an example's name and which the
+  text does not mention (generously, as for echoes): a user who does live in Leeds and says so
+  keeps it.
 - ``from_ending`` judges only a value the text says; a value said anywhere else than right
   after an ending (two words past articles and the like) is kept. English-only.
 - ``from_question`` keeps a value said in any sentence that is not a question, and a value
@@ -45,6 +54,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from processors.extraction_prompts import EXAMPLE_NAMES
 from processors.normalize import canonical_value, normalize_text
 from processors.resolution import handle
 from schemas.facts import ExtractedFact, Fact
@@ -117,6 +127,23 @@ def is_echo(candidate: ExtractedFact, listed: Sequence[Fact], text: str) -> bool
             for f in listed
         )
         return same and not mentions(text, candidate.value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def from_examples(candidate: ExtractedFact, text: str) -> bool:
+    """A value that is only names of the prompt's worked examples, none of them said by
+    ``text`` ("Moved out! I have my own place in Lisbon now." answered ``home_city = Leeds``,
+    the worked example's old city): the example speaking, not the user."""
+    try:
+        if candidate.predicate is None:
+            return False
+        named = [leaf for leaf in leaves(candidate.value) if isinstance(leaf, str) and leaf.strip()]
+        return (
+            bool(named)
+            and all(" ".join(leaf.split()).casefold() in EXAMPLE_NAMES for leaf in named)
+            and not any(mentions(text, leaf) for leaf in named)
+        )
     except (TypeError, ValueError, RecursionError):
         return False
 

@@ -19,9 +19,11 @@ Invariants:
 - Candidates are validated here (``processors.validation``); the rejected are counted by
   reason and never reach adjudication. An echo of a fact the prompt listed, about an event
   that never mentions it, and a value said only in questions (``processors.grounding``), are
-  dropped and counted as ``echo`` and ``question``, and a value said only as one the user
-  no longer has ("I gave up on Arch") as ``ended``. A predicate prefixed by a name the
-  subject goes by (``sarah_occupation``: ``processors.about``) is the subject's own.
+  dropped and counted as ``echo`` and ``question``, a value said only as one the user no
+  longer has ("I gave up on Arch") as ``ended``, and one copied from the prompt's worked
+  examples (a name of theirs the message never says) as ``example``. A predicate prefixed
+  by a name the subject goes by (``sarah_occupation``: ``processors.about``) is the
+  subject's own.
 - An event answered with nothing by a prompt that listed no facts, while its subject has some
   and the message speaks of a change, is asked once more with the link step's facts listed
   (``kind="again"``); the link step (``processors.attribute_link``) then runs for every event
@@ -46,7 +48,7 @@ from processors.about import self_names, unprefix_self
 from processors.extraction import MAX_ACTIVE_IN_PROMPT
 from processors.extraction_context import speaks_of_change
 from processors.extraction_plan import SubjectLoad, plan_calls
-from processors.grounding import from_ending, from_question, is_echo
+from processors.grounding import from_ending, from_examples, from_question, is_echo
 from processors.resolution import handle
 from processors.validation import validate_candidates
 from schemas.facts import Fact
@@ -312,6 +314,8 @@ class ExtractionStage:
                 reason = "question"
             elif from_ending(c, job.event.content):
                 reason = "ended"
+            elif from_examples(c, job.event.content):
+                reason = "example"
             else:
                 kept.append(c)
                 continue

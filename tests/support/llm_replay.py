@@ -10,8 +10,9 @@ whitespace counts, not a server's.
 Invariants:
 - A request is matched by what it asks, not by the whole prompt: the message part of an
   extraction prompt (from ``Message from`` on: the known facts listed may differ once a
-  decision differs), the items of a judge's question (their numbers aside). The first
-  recorded answer to the same question wins.
+  decision differs, so only whether any are listed counts: the again step asks the same
+  message with facts after an empty answer without), the items of a judge's question (their
+  numbers aside). The first recorded answer to the same question wins.
 - A request the transcript never saw is answered with nothing (no candidates, no decisions)
   and counted (``misses``): a replay that diverges says so in its result.
 """
@@ -34,7 +35,8 @@ def question_key(body: dict[str, Any]) -> str:
     last = str(messages[-1].get("content", "")) if messages else ""
     at = last.find("Message from")
     asked = last[at:] if at >= 0 else _ITEM.sub("", last)
-    return f"{system[:80]}\n{asked}"
+    listed = at >= 0 and "Known facts: (none)" not in last[:at]
+    return f"{system[:80]}\n{listed}\n{asked}"
 
 
 class Replay:

@@ -33,7 +33,8 @@ def test_answers_the_same_question_whatever_was_listed(tmp_path: Path) -> None:
     )
     replay = Replay(transcript)
     # Other facts listed, other item numbers: the same question, the first answer.
-    assert replay(_request("extract", "Known facts: (none)\nMessage from the user: hi")) == "A"
+    listed = "Known facts:\n[f:2] diet = vegan\n[f:3] pets = 2\nMessage from the user: hi"
+    assert replay(_request("extract", listed)) == "A"
     assert replay(_request('judge "decisions"', 'Items:\n{"item": 7, "attribute": "city"}')) == "B"
     assert replay.misses == 0
     assert json.loads(replay(_request("extract", "Message from the user: bye"))) == {
@@ -41,6 +42,18 @@ def test_answers_the_same_question_whatever_was_listed(tmp_path: Path) -> None:
     }
     assert json.loads(replay(_request('judge "decisions"', "Items:\n{}"))) == {"decisions": []}
     assert replay.misses == 2
+
+
+def test_the_same_message_with_and_without_facts_are_two_questions(tmp_path: Path) -> None:
+    """The again step asks a message once more with facts after an empty answer without."""
+    bare = _request("extract", "Known facts: (none)\nMessage from the user: switch to English")
+    again = _request(
+        "extract", "Known facts:\n[f:1] lang = fr\nMessage from the user: switch to English"
+    )
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join([_record(bare, "empty"), _record(again, "lang")]))
+    replay = Replay(transcript)
+    assert (replay(bare), replay(again), replay.misses) == ("empty", "lang", 0)
 
 
 @settings(max_examples=100, deadline=None)

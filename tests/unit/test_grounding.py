@@ -8,9 +8,16 @@ import re
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from processors.extraction_prompts import (
+    BATCH_EXAMPLES,
+    COALESCED_EXAMPLES,
+    EXAMPLE_NAMES,
+    EXAMPLES,
+)
 from processors.grounding import (
     _ENDINGS,
     from_ending,
+    from_examples,
     from_question,
     is_echo,
     leaves,
@@ -164,3 +171,46 @@ def test_pleasantries_do_not_turn_a_question_into_a_statement() -> None:
     assert from_question(project, "Sure, thanks! What's a good first project in Rust?")
     assert not from_question(project, "Sure, thanks! I want to write Rust. What first?")
     assert not from_question(project, "Thanks!")
+
+
+EXAMPLE_NAME = st.sampled_from(sorted(EXAMPLE_NAMES))
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=EXAMPLE_NAME, text=st.text(max_size=200), case=st.sampled_from([str.upper, str.title]))
+def test_an_example_name_the_message_never_says_is_the_example_speaking(
+    name: str, text: str, case: object
+) -> None:
+    c = cand(predicate="home_city", value={"value": case(name)})  # type: ignore[operator]
+    assume(not mentions(text, name))
+    assert from_examples(c, text)
+    # Said anywhere in the message, in any case, it is the user's.
+    assert not from_examples(c, f"{text} {case(name)} ")  # type: ignore[operator]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON, text=st.text(max_size=200))
+def test_the_example_rule_never_raises_and_keeps_other_values(value: object, text: str) -> None:
+    try:
+        c = cand(predicate="thing", value={"value": value})
+    except ValueError:
+        return
+    dropped = from_examples(c, text)
+    names = [v for v in leaves(value) if isinstance(v, str) and v.strip()]
+    if not names or any(" ".join(v.split()).casefold() not in EXAMPLE_NAMES for v in names):
+        assert not dropped
+    # A note (no predicate) is never judged by this rule.
+    assert not from_examples(ExtractedFact(statement="The user lives in Leeds."), "")
+
+
+def test_every_name_a_worked_example_answers_with_is_known_to_the_rule() -> None:
+    """The rule follows the examples: a proper name an example's answer stores is listed."""
+    answers = [a for _, a in (*EXAMPLES, *BATCH_EXAMPLES, *COALESCED_EXAMPLES)]
+    stored = {
+        v
+        for a in answers
+        for v in re.findall(r'"value": "([^"]+)"', a) + re.findall(r'= "([^"]+)"', a)
+        if v[:1].isupper()
+    }
+    stored |= {v for q, _ in EXAMPLES for v in re.findall(r'= "([^"]+)"', q) if v[:1].isupper()}
+    assert stored and {v.casefold() for v in stored} <= EXAMPLE_NAMES
