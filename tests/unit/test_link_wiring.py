@@ -72,3 +72,22 @@ def test_a_prompt_that_listed_facts_is_never_asked_again() -> None:
     rig.extractor.script["e2"] = []
     rig.run([rig.ev("e2", subject="u", content="From now on I eat vegan.", cands=None)])
     assert rig.extractor.calls == ["e1", "e2"]
+
+
+def test_each_guard_drops_and_counts_its_own_reason_and_keeps_the_rest() -> None:
+    """The guards between the model's answer and adjudication, by their counted reasons."""
+    rig = _rig(extraction_linking=False, extraction_context_tokens=0)
+    said = "Moved out! I have my own place in Lisbon now. I gave up on Arch. Is Rust hard?"
+    cands = [
+        {"predicate": "home_city", "value": {"value": "Leeds"}},  # the worked example's city
+        {"predicate": "os", "value": {"value": "Arch"}},  # said only as ended
+        {"predicate": "language", "value": {"value": "Rust"}},  # said only in a question
+        {"predicate": "home_city", "value": {"value": "Lisbon"}},
+    ]
+    rig.run([rig.ev("e1", subject="u", content=said, cands=cands)])
+    assert _facts(rig, "active") == {"home_city": "Lisbon"}
+    counted = {
+        reason: rig.pipeline.metrics.get("consolidator_candidates_rejected_total", reason=reason)
+        for reason in ("example", "ended", "question")
+    }
+    assert counted == {"example": 1, "ended": 1, "question": 1}
