@@ -165,10 +165,6 @@ _PLEASANTRIES = frozenset(
 )
 
 
-def _sentence_words(sentence: str) -> set[str]:
-    return set(_WORD.findall(sentence.casefold()))
-
-
 def _asks(sentence: str) -> bool:
     s = sentence.strip()
     return (s.endswith(_QUESTION_END) or s.casefold().startswith("i wonder")) and not (
@@ -194,7 +190,7 @@ def from_question(candidate: ExtractedFact, text: str) -> bool:
             return all(_asks(s) for s in where)
         # A value the text never says, from a text that only asks (pleasantries aside: "Sure,
         # thanks! What's a good first project in Rust?"), is the model's answer to it.
-        asked = [s for s in sentences if not _sentence_words(s) <= _PLEASANTRIES]
+        asked = [s for s in sentences if not _words(s) <= _PLEASANTRIES]
         return bool(asked) and all(_asks(s) for s in asked)
     except (TypeError, ValueError, RecursionError):
         return False
