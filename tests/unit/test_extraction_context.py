@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.extraction import build_prompt, fact_line, lift_candidate, parse_response
-from processors.extraction_context import line_tokens, select_facts
+from processors.extraction_context import line_tokens, select_facts, speaks_of_change
 from processors.validation import validate_candidates
 from tests.support.facts import T0, make_fact
 from tests.support.hostile import JSON
@@ -163,3 +163,13 @@ def test_spelled_out_predicates_become_snake_case() -> None:
     assert got[3]["predicate"] == "9lives"  # not a predicate either way: validation rejects it
     result = validate_candidates(got)
     assert [r.index for r in result.rejected] == [3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=st.text(max_size=300), after=st.text(max_size=300))
+def test_a_word_of_change_is_found_anywhere_in_any_text(before: str, after: str) -> None:
+    assert isinstance(speaks_of_change(before + after), bool)  # any unicode: never raises
+    for word in ("now", "No longer", "SWITCHED", "moved", "from now on"):
+        assert speaks_of_change(f"{before} {word} {after}")
+    # Inside another word it is not one.
+    assert not speaks_of_change("Nowhere to go, what a snowy day.")

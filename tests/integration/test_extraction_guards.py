@@ -1,0 +1,110 @@
+"""What stands between a model's answer and memory, against a real worker, broker and
+database with the local models' setting (no facts in the extraction prompt): an empty answer
+to a message that speaks of a change is asked once more with the subject's facts listed, and
+what that answer says supersedes; a value copied from the prompt's worked examples is dropped
+and counted, never stored; a message without a word of change is never asked twice.
+
+The model is a local OpenAI-compatible stub answering by the message it is shown, so each
+answer depends only on what the prompt holds, as a real model's would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from processors import attribute_judge, value_judge
+from schemas.settings import Settings
+from streams.kafka import sdk
+from tests.support.metrics import value as metric
+from tests.support.openai_stub import OpenAIStub
+from tests.support.openai_wire import is_link_request
+from tests.support.workers import WorkerProcess, event, outbox_pending, rows, scalar, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def _c(predicate: str, value: str, action: str = "create") -> dict[str, Any]:
+    return {"predicate": predicate, "value": {"value": value}, "action": action}
+
+
+# message -> (answer when no facts are listed, answer when they are)
+ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
+    "I live in Paris.": ([_c("home_city", "Paris")], [_c("home_city", "Paris")]),
+    # Nothing to anchor the change without the facts; with them, the model names it.
+    "Please switch it to Lyon from now on.": ([], [_c("home_city", "Lyon", "supersede")]),
+    # The worked example's old city, never said by the user.
+    "Moved out! I have my own place with a garden.": ([_c("home_city", "Leeds")], []),
+    "Good evening!": ([], [_c("home_city", "Paris")]),
+}
+
+
+ASKED: list[tuple[str, bool]] = []  # (message, facts listed) per extraction request
+
+
+def _responder(body: dict[str, Any]) -> str:
+    system = str(body["messages"][0]["content"])
+    if is_link_request(body):
+        return '{"links": []}'
+    if system == value_judge.SYSTEM:
+        return '{"answer": "no"}'
+    if system == attribute_judge.SYSTEM:
+        return '{"decisions": []}'
+    shown = str(body["messages"][-1]["content"])
+    for message, (bare, listed) in ANSWERS.items():
+        if message in shown:
+            facts_listed = "Known facts: (none)" not in shown
+            ASKED.append((message, facts_listed))
+            return orjson.dumps({"candidates": listed if facts_listed else bare}).decode()
+    return '{"candidates": []}'
+
+
+def _applied(s: Settings, w: WorkerProcess, n: int) -> None:
+    wait_until(
+        lambda: (
+            w.check() and scalar(s, "SELECT count(*) FROM events") >= n and outbox_pending(s) == 0
+        ),
+        60,
+        f"{n} events applied",
+    )
+
+
+def test_asked_again_with_the_facts_and_examples_dropped(
+    settings: Settings, tmp_path: Path
+) -> None:
+    ASKED.clear()
+    with OpenAIStub(responder=_responder) as stub:
+        s = settings.model_copy(
+            update={
+                "llm_provider": "openai",
+                "openai_base_url": stub.base_url,
+                "openai_timeout_s": 10.0,
+                "extraction_batching": False,
+                "extraction_context_tokens": 0,
+                "batch_within_s": 1.0,
+            }
+        )
+        messages = list(ANSWERS)
+        with WorkerProcess(s, tmp_path / "w.log") as w:
+            sdk.publish_events(s, [event("e1", day=1, content=messages[0])])
+            _applied(s, w, 1)
+            sdk.publish_events(
+                s,
+                [event(f"e{i}", day=i, content=m) for i, m in enumerate(messages[1:], start=2)],
+            )
+            _applied(s, w, len(messages))
+            got = w.metrics()
+            # The two messages with a word of change left with nothing (one by the examples
+            # guard) were asked again with the facts; "Good evening!" never was.
+            assert metric(got, "consolidator_extraction_calls_total", kind="again") == 2
+            assert sorted(m for m, listed in ASKED if listed) == sorted(messages[1:3])
+            assert metric(got, "consolidator_candidates_rejected_total", reason="example") == 1
+        found = rows(
+            s, "SELECT value, status FROM facts WHERE predicate = 'home_city' ORDER BY valid_from"
+        )
+        assert [(r["value"]["value"], r["status"]) for r in found] == [
+            ("Paris", "superseded"),
+            ("Lyon", "active"),
+        ]
