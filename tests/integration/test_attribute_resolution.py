@@ -26,23 +26,13 @@ from tests.support.workers import (
     changes,
     cli,
     event,
-    outbox_pending,
     rows,
     scalar,
+    wait_applied,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
-
-
-def _applied(s: Settings, w: WorkerProcess, n: int) -> None:
-    wait_until(
-        lambda: (
-            w.check() and scalar(s, "SELECT count(*) FROM events") >= n and outbox_pending(s) == 0
-        ),
-        60,
-        f"{n} events applied",
-    )
 
 
 def _active(s: Settings, subject: str) -> dict[str, Any]:
@@ -78,9 +68,9 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
         sdk.publish_events(
             s, [event("e1", day=1, cands=_c("residence_city", {"city": "Paris"}, "create"))]
         )
-        _applied(s, w, 1)
+        wait_applied(s, w, 1)
         sdk.publish_events(s, [event("e2", day=2, cands=_c("living_city", {"city": "Lyon"}))])
-        _applied(s, w, 2)
+        wait_applied(s, w, 2)
         # Flagged, never silent: the old fact stays, the new one waits in a conflict set.
         assert _active(s, "alice") == {"residence_city": {"city": "Paris"}}
         done = cli(s, "conflicts", "--project", "p1", "--json")
@@ -119,11 +109,11 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
                 ),
             ],
         )
-        _applied(s, w, 4)
+        wait_applied(s, w, 4)
         sdk.publish_events(
             s, [event("b2", subject="bob", day=2, cands=_c("living_city", {"city": "Bergen"}))]
         )
-        _applied(s, w, 5)
+        wait_applied(s, w, 5)
         assert _active(s, "alice") == {"residence_city": {"city": "Nice"}}
         assert _active(s, "bob") == {"residence_city": {"city": "Bergen"}}
         assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
@@ -135,11 +125,11 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
                 event("c1", subject="carol", day=1, cands=_c("studio_place", {"v": "A"}, "create")),
             ],
         )
-        _applied(s, w, 6)
+        wait_applied(s, w, 6)
         sdk.publish_events(
             s, [event("c2", subject="carol", day=2, cands=_c("atelier_spot", {"v": "B"}))]
         )
-        _applied(s, w, 7)
+        wait_applied(s, w, 7)
         (open_set,) = rows(s, "SELECT id FROM conflict_sets WHERE status = 'open'")
         done = cli(
             s, "resolve", "--project", "p1", "--subject", "carol", open_set["id"], "--distinct"
@@ -153,7 +143,7 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
                 event("d2", subject="dave", day=2, cands=_c("atelier_spot", {"v": "D"})),
             ],
         )
-        _applied(s, w, 9)
+        wait_applied(s, w, 9)
         assert _active(s, "dave") == {"studio_place": {"v": "C"}, "atelier_spot": {"v": "D"}}
         assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
 
@@ -167,7 +157,7 @@ def test_a_target_handle_resolves_exactly(settings: Settings, tmp_path: Path) ->
         sdk.publish_events(
             s, [event("e1", day=1, cands=_c("employer", {"name": "Acme"}, "create"))]
         )
-        _applied(s, w, 1)
+        wait_applied(s, w, 1)
         (fact,) = rows(s, "SELECT id FROM facts WHERE status = 'active'")
         handle = "f:" + fact["id"].replace("-", "")[:8]
         sdk.publish_events(
@@ -179,7 +169,7 @@ def test_a_target_handle_resolves_exactly(settings: Settings, tmp_path: Path) ->
                 ),
             ],
         )
-        _applied(s, w, 3)
+        wait_applied(s, w, 3)
         assert _active(s, "alice") == {"employer": {"name": "Beta"}, "hobby": {"name": "chess"}}
 
 
@@ -239,7 +229,7 @@ def test_the_optional_judge_decides_the_unsure_band(
                     ),
                 ],
             )
-            _applied(s, w, 2)
+            wait_applied(s, w, 2)
             sdk.publish_events(
                 s,
                 [
@@ -304,12 +294,12 @@ def test_a_failing_judge_leaves_the_pairs_flagged(settings: Settings, tmp_path: 
         with WorkerProcess(s, tmp_path / "w.log") as w:
             c = _c("residence_city", {"city": "Paris"}, "create")[0]
             sdk.publish_events(s, [event("e1", day=1, content=said("Paris.", c))])
-            _applied(s, w, 1)
+            wait_applied(s, w, 1)
             sdk.publish_events(
                 s,
                 [event("e2", day=2, content=said("Lyon.", _c("living_city", {"city": "Lyon"})[0]))],
             )
-            _applied(s, w, 2)
+            wait_applied(s, w, 2)
             wait_until(lambda: "consolidator_attribute_judge_errors_total" in w.metrics(), 30)
             assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
             assert scalar(s, "SELECT count(*) FROM predicate_aliases") == 0
@@ -345,7 +335,7 @@ def test_the_judge_decides_value_conflicts(settings: Settings, tmp_path: Path) -
                     event("e2", day=1, content=said("I work at Acme.", job)),
                 ],
             )
-            _applied(s, w, 2)
+            wait_applied(s, w, 2)
             # Both restate an attribute with another value as "create": value conflicts.
             sdk.publish_events(
                 s,

@@ -31,22 +31,13 @@ from tests.support.workers import (
     read_topic,
     rows,
     scalar,
+    wait_applied,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
 
 SECRET = "Lisbon-secret-address"
-
-
-def _applied(s: Settings, w: WorkerProcess, n: int) -> None:
-    wait_until(
-        lambda: (
-            w.check() and scalar(s, "SELECT count(*) FROM events") >= n and outbox_pending(s) == 0
-        ),
-        60,
-        f"{n} events stored",
-    )
 
 
 def _content_rows(s: Settings, subject: str) -> dict[str, int]:
@@ -91,7 +82,7 @@ def test_erase_a_subject_everywhere_and_keep_it_erased(settings: Settings, tmp_p
     s = settings
     with WorkerProcess(s, tmp_path / "w1.log") as w:
         sdk.publish_events(s, _history("alice") + _history("bob"))
-        _applied(s, w, 10)
+        wait_applied(s, w, 10)
         assert _content_rows(s, "alice")["facts"] > 0
         assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE subject_id = 'alice'") == 1
         done = cli(s, "erase", "--project", "p1", "--subject", "alice")
@@ -175,7 +166,7 @@ def test_erase_one_fact_leaves_its_siblings(settings: Settings, tmp_path: Path) 
     s = settings
     with WorkerProcess(s, tmp_path / "w.log") as w:
         sdk.publish_events(s, _history("carol"))
-        _applied(s, w, 5)
+        wait_applied(s, w, 5)
         (home,) = rows(s, "SELECT id FROM facts WHERE predicate = 'home' AND status = 'active'")
         done = cli(s, "erase", "--project", "p1", "--subject", "carol", "--fact", home["id"])
         assert done.returncode == 0, done.stderr
@@ -228,7 +219,7 @@ def test_hostile_erase_commands_are_refused_and_the_worker_runs(
     s = settings.model_copy(update={"api_token": SecretStr("tok")})
     with WorkerProcess(s, tmp_path / "w.log") as w:
         sdk.publish_events(s, _history("dave"))
-        _applied(s, w, 5)
+        wait_applied(s, w, 5)
         done = cli(s, "erase", "--project", "p1", "--subject", "dave", "--fact", "no-such-fact")
         assert done.returncode == 1 and "not found" in done.stderr
         raw = [

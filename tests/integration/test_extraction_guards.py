@@ -21,7 +21,12 @@ from streams.kafka import sdk
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub
 from tests.support.openai_wire import is_link_request
-from tests.support.workers import WorkerProcess, event, outbox_pending, rows, scalar, wait_until
+from tests.support.workers import (
+    WorkerProcess,
+    event,
+    rows,
+    wait_applied,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -61,16 +66,6 @@ def _responder(body: dict[str, Any]) -> str:
     return '{"candidates": []}'
 
 
-def _applied(s: Settings, w: WorkerProcess, n: int) -> None:
-    wait_until(
-        lambda: (
-            w.check() and scalar(s, "SELECT count(*) FROM events") >= n and outbox_pending(s) == 0
-        ),
-        60,
-        f"{n} events applied",
-    )
-
-
 def test_asked_again_with_the_facts_and_examples_dropped(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -89,12 +84,12 @@ def test_asked_again_with_the_facts_and_examples_dropped(
         messages = list(ANSWERS)
         with WorkerProcess(s, tmp_path / "w.log") as w:
             sdk.publish_events(s, [event("e1", day=1, content=messages[0])])
-            _applied(s, w, 1)
+            wait_applied(s, w, 1)
             sdk.publish_events(
                 s,
                 [event(f"e{i}", day=i, content=m) for i, m in enumerate(messages[1:], start=2)],
             )
-            _applied(s, w, len(messages))
+            wait_applied(s, w, len(messages))
             got = w.metrics()
             # The two messages with a word of change left with nothing (one by the examples
             # guard) were asked again with the facts; "Good evening!" never was.

@@ -22,6 +22,7 @@ from tests.support.workers import (
     outbox_pending,
     rows,
     scalar,
+    wait_applied,
     wait_until,
 )
 
@@ -34,16 +35,6 @@ UNSURE = {
 
 def _c(predicate: str, value: dict[str, Any], action: str = "create") -> list[dict[str, Any]]:
     return [{"predicate": predicate, "value": value, "action": action}]
-
-
-def _applied(s: Settings, w: WorkerProcess, n: int) -> None:
-    wait_until(
-        lambda: (
-            w.check() and scalar(s, "SELECT count(*) FROM events") >= n and not outbox_pending(s)
-        ),
-        90,
-        f"{n} events applied",
-    )
 
 
 def _build(s: Settings, w: WorkerProcess) -> None:
@@ -60,7 +51,7 @@ def _build(s: Settings, w: WorkerProcess) -> None:
             event("d1", "dave", day=1, cands=_c("residence_city", {"city": "Oslo"})),
         ],
     )
-    _applied(s, w, 23)
+    wait_applied(s, w, 23, timeout=90)
     sdk.publish_events(
         s,
         [
@@ -69,9 +60,9 @@ def _build(s: Settings, w: WorkerProcess) -> None:
             event("c2", "carol", day=2, cands=_c("pet", {"name": "Rex"})),
         ],
     )
-    _applied(s, w, 26)
+    wait_applied(s, w, 26, timeout=90)
     sdk.publish_events(s, [event("b22", "bob", day=22, cands=_c("employer", {"name": "Globex"}))])
-    _applied(s, w, 27)
+    wait_applied(s, w, 27, timeout=90)
     (flagged,) = rows(s, "SELECT id FROM conflict_sets WHERE reason = 'possible_same_attribute'")
     done = cli(s, "resolve", *scope, "--subject", "alice", flagged["id"], "--keep-new")
     assert done.returncode == 0, done.stderr

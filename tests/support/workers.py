@@ -261,6 +261,19 @@ def outbox_pending(settings: Settings) -> int:
     return int(scalar(settings, "SELECT count(*) FROM outbox WHERE published_at IS NULL") or 0)
 
 
+def wait_applied(settings: Settings, worker: WorkerProcess, n: int, timeout: float = 60) -> None:
+    """Until ``n`` events are stored and every change they made is published, the worker alive."""
+    wait_until(
+        lambda: (
+            worker.check()
+            and scalar(settings, "SELECT count(*) FROM events") >= n
+            and outbox_pending(settings) == 0
+        ),
+        timeout,
+        f"{n} events applied",
+    )
+
+
 def episodic_pending(settings: Settings) -> int:
     """Events still waiting for their deferred embedding (``streams.store.episodic``)."""
     return int(scalar(settings, f"SELECT count(*) FROM events WHERE {WAITING}") or 0)
