@@ -14,25 +14,13 @@ from tests.support.workers import (
     WorkerProcess,
     changes,
     event,
-    outbox_pending,
     rows,
     scalar,
+    wait_applied,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
-
-
-def _applied(settings: Settings, n: int, worker: WorkerProcess, timeout: float = 60) -> None:
-    wait_until(
-        lambda: (
-            worker.check()
-            and scalar(settings, "SELECT count(*) FROM events") >= n
-            and outbox_pending(settings) == 0
-        ),
-        timeout,
-        f"{n} events applied and the outbox drained",
-    )
 
 
 def _facts(settings: Settings, project: str = "p1", subject: str = "alice") -> list[dict]:
@@ -90,7 +78,7 @@ def test_outcomes_end_to_end(settings: Settings, tmp_path: Path) -> None:
     ]
     with WorkerProcess(settings, tmp_path / "worker.log") as w:
         sdk.publish_events(settings, evs)
-        _applied(settings, len(evs), w)
+        wait_applied(settings, w, len(evs))
         metrics = w.metrics()
 
     facts = _facts(settings)
@@ -161,7 +149,7 @@ def test_tenants_never_mix(settings: Settings, tmp_path: Path) -> None:
     ]
     with WorkerProcess(settings, tmp_path / "worker.log") as w:
         sdk.publish_events(settings, evs)
-        _applied(settings, 2, w)
+        wait_applied(settings, w, 2)
     acme = _facts(settings, "acme", "u1")
     globex = _facts(settings, "globex", "u1")
     # Same event id and subject id in two projects: two independent facts, no conflict.
@@ -184,7 +172,7 @@ def test_replay_from_earliest_changes_nothing(settings: Settings, tmp_path: Path
     evs.append(event("n2", cands=[{"statement": "likes tea"}]))
     with WorkerProcess(settings, tmp_path / "w1.log") as w:
         sdk.publish_events(settings, evs)
-        _applied(settings, len(evs), w)
+        wait_applied(settings, w, len(evs))
     snapshot = rows(settings, "SELECT * FROM facts ORDER BY id")
     before = len(changes(settings))
     assert before > 0
@@ -224,7 +212,7 @@ def test_paraphrased_predicate_resolves_to_the_stored_fact(
                 event("e2", day=1, cands=[{"predicate": "bike_count", "value": {"count": 3}}]),
             ],
         )
-        _applied(s, 2, w)
+        wait_applied(s, w, 2)
         sdk.publish_events(
             s,
             [
@@ -237,7 +225,7 @@ def test_paraphrased_predicate_resolves_to_the_stored_fact(
                 event("e4", day=2, cands=[{"predicate": "car_count", "value": {"count": 3}}]),
             ],
         )
-        _applied(s, 4, w)
+        wait_applied(s, w, 4)
     facts = {f["predicate"]: f for f in _facts(s)}
     assert set(facts) == {"favorite_color", "bike_count", "car_count"}
     # A spelling variant is the same attribute: a reinforcement, not a second fact.
