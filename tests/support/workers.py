@@ -213,7 +213,11 @@ def scalar(settings: Settings, query: str, params: tuple[Any, ...] = ()) -> Any:
 def read_topic(
     settings: Settings, base: str, idle: float = 2.0, limit: float = 30.0
 ) -> list[tuple[bytes | None, bytes, dict[str, bytes]]]:
-    """Every message of a (prefixed) topic from the beginning, until ``idle`` s of silence."""
+    """Every message of a (prefixed) topic from the beginning, until ``idle`` s of silence.
+
+    The silence counts from the group's first assignment, not from the subscription: joining
+    a new group can take longer than ``idle`` on a busy machine, and a reader that gave up
+    before it was assigned read an empty topic (CI saw the retry topic read as [])."""
     name = topics.Topics(settings.topic_prefix).name(base)
     consumer = Consumer(
         {
@@ -223,11 +227,15 @@ def read_topic(
             "enable.auto.commit": False,
         }
     )
-    consumer.subscribe([name])
+    joined: list[float] = []
+    consumer.subscribe([name], on_assign=lambda _c, _p: joined.append(time.monotonic()))
     out: list[tuple[bytes | None, bytes, dict[str, bytes]]] = []
-    start = last = time.monotonic()
+    start = time.monotonic()
+    last = start
     try:
-        while time.monotonic() - last < idle and time.monotonic() - start < limit:
+        while time.monotonic() - start < limit:
+            if joined and time.monotonic() - max(last, joined[0]) >= idle:
+                break
             msg = consumer.poll(0.2)
             if msg is None or msg.error():
                 continue
