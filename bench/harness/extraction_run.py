@@ -99,6 +99,11 @@ async def _write_filler(s: Any, convs: list[xs.Conversation], n: int) -> None:
         await store.close()
 
 
+def _brief(score: xs.Score) -> dict[str, Any]:
+    """A score's figures without its lists (the lists are in ``detail`` for the whole run)."""
+    return {k: v for k, v in score.as_dict().items() if not isinstance(v, list)}
+
+
 def _encode(evs: list[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
     import orjson
 
@@ -213,15 +218,16 @@ def run(args: Any) -> dict[str, Any]:
         )
         events = sum(len(c.turns) for c in convs)
         scored = xs.score(convs, facts).as_dict()
-        # The conversations added after the prompt's first tuning, scored apart as well.
+        # The conversations added after the prompt's first tuning, scored apart as well:
+        # all of them ("added", as in earlier result files) and each batch on its own.
         fresh = [c for c in convs if c.added]
+        batches = sorted({c.added for c in fresh if c.added})
         parts = (
             {
-                "added": {
-                    k: v
-                    for k, v in xs.score(fresh, facts).as_dict().items()
-                    if not isinstance(v, list)
-                }
+                "added": _brief(xs.score(fresh, facts)),
+                "batches": {
+                    b: _brief(xs.score([c for c in fresh if c.added == b], facts)) for b in batches
+                },
             }
             if fresh
             else {}
