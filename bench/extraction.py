@@ -34,6 +34,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--mode", choices=["single", "batch", "coalesced"], default="single")
     p.add_argument("--split", choices=["tune", "holdout", "all"], default="tune")
     p.add_argument("--limit", type=int, default=None, help="first N conversations of the split")
+    p.add_argument(
+        "--added", default=None, help="only the conversations of this added batch (their `added`)"
+    )
     p.add_argument("--filler", type=int, default=0, help="unrelated active facts per subject")
     p.add_argument("--label", default=None, help="result file name (default: from the args)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call")

@@ -17,6 +17,13 @@ use: the first rule dropped 6 of the 1.5B's 9 false positives and no labelled fa
 second, added with the set's second round, the two answers to questions of its added tune
 conversations.
 
+Hypotheticals and wishes: the same rule with a sentence that imagines or wishes ("What if I
+moved to Canada, would my license transfer?", "I'd love to live by the sea someday") counted
+as asking, first person or not (``from_hypothetical``, counted ``hypothetical``): the 1.5B
+answered those two, from the set's second added batch (tune split), with
+``license_transfer = no`` and ``dreams = live_by_the_sea``. A plain conditional ("If I eat
+gluten I get sick") is not a hypothetical and is kept.
+
 Endings: asked about "I gave up on Arch, I'm on Fedora now", a small model also lists the
 old value as a fact of the message (``os = Arch``, "the user gave up on Arch": the 1.5B on the
 tune split). A candidate whose value the event says only right after words that end a state
@@ -34,6 +41,9 @@ Invariants:
 - ``from_examples`` drops only a value whose every string is an example's name and which the
   text does not mention (generously, as for echoes): a user who does live in Leeds and says so
   keeps it.
+- ``from_hypothetical`` drops whatever ``from_question`` drops, and otherwise only a value
+  every sentence saying it hedges ("what if", "suppose", "if I ever/were/went", "someday",
+  "maybe", "perhaps", "I wish", "I'd love to"); English-only.
 - ``from_ending`` judges only a value the text says; a value said anywhere else than right
   after an ending (two words past articles and the like) is kept. English-only.
 - ``from_question`` keeps a value said in any sentence that is not a question, and a value
@@ -51,7 +61,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from processors.extraction_prompts import EXAMPLE_NAMES
@@ -172,6 +182,37 @@ def _asks(sentence: str) -> bool:
     )
 
 
+# A sentence that imagines or wishes states nothing about the user as they are, first person
+# or not: "What if I moved to Canada, would my license transfer?", "I'd love to live by the sea
+# someday". A plain conditional ("If I eat gluten I get sick") states a fact and is not here.
+_HEDGE = re.compile(
+    r"\b(what if|suppose|supposing|imagine if|if (i|we) (ever|were|was|went|had|got)|some ?day"
+    r"|maybe|perhaps|i wish|we wish|i'd love to|i would love to|we'd love to|i'd love a)\b"
+)
+
+
+def _hedged(sentence: str) -> bool:
+    return bool(_HEDGE.search(sentence.casefold().replace("\u2019", "'")))
+
+
+def _only_in(candidate: ExtractedFact, text: str, idle: Callable[[str], bool]) -> bool:
+    """Whether every sentence of ``text`` that says the candidate's value is ``idle`` (states
+    nothing), or, for a value said nowhere, every sentence but pleasantries is."""
+    said = candidate.value if candidate.predicate is not None else candidate.statement
+    # The value said verbatim is one mark: its own punctuation ("?:") ends no sentence.
+    forms = {str(v) for v in leaves(said) if not isinstance(v, bool) and v is not None}
+    for form in sorted((f for f in forms if f.strip()), key=len, reverse=True):
+        text = text.replace(form, f" {_MARK} ")
+    sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
+    where = [s for s in sentences if _MARK in s or _has_words(s, said)]
+    if where:
+        return all(idle(s) for s in where)
+    # A value the text never says, from a text that only asks (pleasantries aside: "Sure,
+    # thanks! What's a good first project in Rust?"), is the model's answer to it.
+    asked = [s for s in sentences if not _words(s) <= _PLEASANTRIES]
+    return bool(asked) and all(idle(s) for s in asked)
+
+
 def from_question(candidate: ExtractedFact, text: str) -> bool:
     """Whether every sentence of ``text`` that says the candidate's value is a question (or an
     "I wonder ..."), none with a first-person clause: what the user asks about is not a fact
@@ -179,19 +220,18 @@ def from_question(candidate: ExtractedFact, text: str) -> bool:
     asks, it is the model's answer to the question ("What plants do well in shade?" answered
     with ``plants = ferns``), not a fact about the user."""
     try:
-        said = candidate.value if candidate.predicate is not None else candidate.statement
-        # The value said verbatim is one mark: its own punctuation ("?:") ends no sentence.
-        forms = {str(v) for v in leaves(said) if not isinstance(v, bool) and v is not None}
-        for form in sorted((f for f in forms if f.strip()), key=len, reverse=True):
-            text = text.replace(form, f" {_MARK} ")
-        sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-        where = [s for s in sentences if _MARK in s or _has_words(s, said)]
-        if where:
-            return all(_asks(s) for s in where)
-        # A value the text never says, from a text that only asks (pleasantries aside: "Sure,
-        # thanks! What's a good first project in Rust?"), is the model's answer to it.
-        asked = [s for s in sentences if not _words(s) <= _PLEASANTRIES]
-        return bool(asked) and all(_asks(s) for s in asked)
+        return _only_in(candidate, text, _asks)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def from_hypothetical(candidate: ExtractedFact, text: str) -> bool:
+    """``from_question`` with hypotheticals and wishes counted as asking, first person or not
+    ("What if I moved to Canada, would my license transfer?" answered ``license_transfer =
+    no``; "I'd love to live by the sea someday." as ``dreams = live_by_the_sea``): what the
+    user imagines is not what they are. English-only, like ``from_question``."""
+    try:
+        return _only_in(candidate, text, lambda s: _asks(s) or _hedged(s))
     except (TypeError, ValueError, RecursionError):
         return False
 

@@ -153,7 +153,10 @@ def real_model_settings(
 
 def run(args: Any) -> dict[str, Any]:
     """The run's figures (see the module docstring)."""
-    convs = xs.load(split=None if args.split == "all" else args.split)[: args.limit]
+    convs = xs.load(split=None if args.split == "all" else args.split)
+    if getattr(args, "added", None):
+        convs = [c for c in convs if c.added == args.added]
+    convs = convs[: args.limit]
     batching, coalescing = MODES[args.mode]
     tag = uuid.uuid4().hex[:8]
     SCRATCH.mkdir(parents=True, exist_ok=True)
@@ -239,6 +242,7 @@ def run(args: Any) -> dict[str, Any]:
             "model": args.model,
             "mode": args.mode,
             "split": args.split,
+            "only_added": getattr(args, "added", None),
             "conversations": len(convs),
             "events": events,
             "filler_facts_per_subject": args.filler,

@@ -48,7 +48,13 @@ from processors.about import self_names, unprefix_self
 from processors.extraction import MAX_ACTIVE_IN_PROMPT
 from processors.extraction_context import speaks_of_change
 from processors.extraction_plan import SubjectLoad, plan_calls
-from processors.grounding import from_ending, from_examples, from_question, is_echo
+from processors.grounding import (
+    from_ending,
+    from_examples,
+    from_hypothetical,
+    from_question,
+    is_echo,
+)
 from processors.resolution import handle
 from processors.validation import validate_candidates
 from schemas.facts import Fact
@@ -312,6 +318,8 @@ class ExtractionStage:
                 reason = "echo"
             elif from_question(c, job.event.content):
                 reason = "question"
+            elif from_hypothetical(c, job.event.content):
+                reason = "hypothetical"
             elif from_ending(c, job.event.content):
                 reason = "ended"
             elif from_examples(c, job.event.content):

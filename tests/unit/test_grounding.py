@@ -18,6 +18,7 @@ from processors.grounding import (
     _ENDINGS,
     from_ending,
     from_examples,
+    from_hypothetical,
     from_question,
     is_echo,
     leaves,
@@ -214,3 +215,50 @@ def test_every_name_a_worked_example_answers_with_is_known_to_the_rule() -> None
     }
     stored |= {v for q, _ in EXAMPLES for v in re.findall(r'= "([^"]+)"', q) if v[:1].isupper()}
     assert stored and {v.casefold() for v in stored} <= EXAMPLE_NAMES
+
+
+HEDGES = (
+    "What if I",
+    "Suppose we",
+    "Maybe someday I'll",
+    "I\u2019d love to",
+    "If I ever",
+    "Perhaps",
+    "I wish I had",
+    "Some day we",
+)
+
+
+def test_what_the_user_imagines_or_wishes_is_dropped_and_a_conditional_fact_kept() -> None:
+    licence = cand(predicate="license_transfer", value={"value": "no"})
+    assert from_hypothetical(licence, "What if I moved to Canada, would my license transfer?")
+    sea = cand(predicate="dreams", value={"value": "live_by_the_sea"})
+    assert from_hypothetical(sea, "I'd love to live by the sea someday.")
+    assert not from_hypothetical(sea, "I live by the sea. Someday I'd love a bigger house.")
+    boat = cand(predicate="boat", value={"value": "sailboat"})
+    assert from_hypothetical(boat, "Thanks! If we ever retire we'll buy a sailboat.")
+    # A plain conditional states a fact about the user as they are.
+    gluten = cand(predicate="gluten_reaction", value={"value": "gets sick"})
+    assert not from_hypothetical(gluten, "If I eat gluten I get sick.")
+    # Questions are hypothetical's subset: what from_question drops, this drops too.
+    assert from_hypothetical(cand(predicate="plants", value={"value": "ferns"}), "What plants?")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300), value=JSON, opener=st.sampled_from(HEDGES))
+def test_the_hypothetical_rule_never_raises_drops_a_wish_and_keeps_a_statement(
+    text: str, value: object, opener: str
+) -> None:
+    try:
+        c = cand(predicate="thing", value={"value": value})
+    except ValueError:
+        return
+    from_hypothetical(c, text)
+    forms = {str(v) for v in leaves(value) if not isinstance(v, bool) and v is not None}
+    said = " ".join(sorted(forms))
+    assume(said.strip())
+    # Said in a plain sentence of its own, it is kept, whatever else the text imagines.
+    assert not from_hypothetical(c, f"{text}.\n{said}.")
+    # Said only inside a wish or a hypothetical, it is dropped.
+    assume(not any(f in opener for f in forms if f.strip()))
+    assert from_hypothetical(c, f"{opener} {said}.")

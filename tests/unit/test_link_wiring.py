@@ -77,17 +77,21 @@ def test_a_prompt_that_listed_facts_is_never_asked_again() -> None:
 def test_each_guard_drops_and_counts_its_own_reason_and_keeps_the_rest() -> None:
     """The guards between the model's answer and adjudication, by their counted reasons."""
     rig = _rig(extraction_linking=False, extraction_context_tokens=0)
-    said = "Moved out! I have my own place in Lisbon now. I gave up on Arch. Is Rust hard?"
+    said = (
+        "Moved out! I have my own place in Lisbon now. I gave up on Arch. Is Rust hard? "
+        "Maybe someday I'll get a sailboat."
+    )
     cands = [
         {"predicate": "home_city", "value": {"value": "Leeds"}},  # the worked example's city
         {"predicate": "os", "value": {"value": "Arch"}},  # said only as ended
         {"predicate": "language", "value": {"value": "Rust"}},  # said only in a question
+        {"predicate": "boat", "value": {"value": "sailboat"}},  # said only as a wish
         {"predicate": "home_city", "value": {"value": "Lisbon"}},
     ]
     rig.run([rig.ev("e1", subject="u", content=said, cands=cands)])
     assert _facts(rig, "active") == {"home_city": "Lisbon"}
     counted = {
         reason: rig.pipeline.metrics.get("consolidator_candidates_rejected_total", reason=reason)
-        for reason in ("example", "ended", "question")
+        for reason in ("example", "ended", "question", "hypothetical")
     }
-    assert counted == {"example": 1, "ended": 1, "question": 1}
+    assert counted == {"example": 1, "ended": 1, "question": 1, "hypothetical": 1}
