@@ -15,7 +15,8 @@ between runs); asked this way it answered 12 of 15 probe items right, with one w
 (bench/README.md), where a wordier system text made more of its errors a "yes".
 
 Invariants:
-- Only an open value conflict whose challenged fact is active and not pinned is offered
+- Only an open value conflict whose challenged fact is active and not pinned, and whose
+  candidate is not a linked fact under its own name (``askable``), is offered
   (pinned facts are untouchable by automated paths); the judge sees the attribute, both
   values and the newer event's words (or the newer statement), each bounded (``MAX_SHOWN``
   characters): never ids of sets or of people.
@@ -57,6 +58,17 @@ EXAMPLES: tuple[tuple[tuple[str, str, str, str], str], ...] = (
     (("favourite_food", '"sushi"', '"tacos"', "My brother's favourite food is tacos."), "no"),
     (("languages", '"French"', '"German"', "I've learned some German too."), "no"),
 )
+
+
+def askable(candidate_value: Mapping[str, Any], existing_value: Mapping[str, Any]) -> bool:
+    """Whether a value conflict may be put to the judge: not when the candidate is a linked
+    fact that kept its own name (a lone key the challenged value does not have, as
+    ``employer = Nubank`` linked to ``occupation`` is stored ``{"employer": "Nubank"}``).
+    On the tune split the 1.5B said "yes" to every such question, wrongly for three of five
+    (bench/results/extraction/HISTORY.md): a wrong "yes" retires a true fact, a missing one
+    leaves the conflict for a person."""
+    keys = set(candidate_value)
+    return not (len(keys) == 1 and keys != {"value"} and not keys & set(existing_value))
 
 
 def _short(text: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import orjson
 from pydantic import ValidationError
 
-from processors import envelopes
+from processors import envelopes, value_judge
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
 from processors.normalize import canonical_value, statement_key
@@ -129,6 +129,8 @@ def flagged(
             continue
         if cs.reason == "value" and existing.pinned:
             continue  # pinned facts are untouchable by automated paths
+        if cs.reason == "value" and not value_judge.askable(ch.fact.value, existing.value):
+            continue
         pair = OfferedPair(
             set_id=cs.id,
             project_id=cs.project_id,

@@ -11,6 +11,9 @@ Invariants:
   answer. A stored fact is one whose ``source_event_ids`` names the turn, whatever its status
   except ``rejected``. Optional facts are neutral (out of precision's numerator and
   denominator); one stored fact may satisfy several labelled facts (a coarse but true memory).
+  A fact of a turn that retired another (``supersedes_id``) counts as a retirement, and as
+  ``retired_unasked`` when none of the turn's labelled updates names the retired fact's old
+  value: what precision and recall cannot see (a true fact lost to a wrong change).
 """
 
 from __future__ import annotations
@@ -169,6 +172,10 @@ class Score:
     updates: int = 0
     updates_caught: int = 0
     updates_missed: list[dict[str, Any]] = field(default_factory=list)
+    # Facts retired by a fact of these turns where no labelled update retires them: a true
+    # fact lost (or a change the labels do not ask for), which precision and recall miss.
+    retirements: int = 0
+    retired_unasked: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         counted = self.stored - self.neutral
@@ -190,6 +197,9 @@ class Score:
             "false_positives": self.false_positives,
             "missed": self.missed,
             "updates_missed": self.updates_missed,
+            "retirements": self.retirements,
+            "retired_unasked_count": len(self.retired_unasked),
+            "retired_unasked": self.retired_unasked,
         }
 
 
@@ -242,6 +252,19 @@ def score(conversations: Sequence[Conversation], rows: Iterable[Mapping[str, Any
                             "new": gold.value,
                             "old": gold.old,
                             "stored": [(f.predicate, f.value_text, f.status) for f in mine],
+                        }
+                    )
+            for f in mine:
+                old = by_id.get(f.supersedes_id or "")
+                if old is None or f.sources[:1] != (turn.event_id,):
+                    continue  # counted once, at the turn that wrote it
+                out.retirements += 1
+                if not any(old.matches(g, g.old) for g in turn.updates):
+                    out.retired_unasked.append(
+                        {
+                            "event": turn.event_id,
+                            "retired": (old.predicate, old.value_text),
+                            "by": (f.predicate, f.value_text),
                         }
                     )
     return out

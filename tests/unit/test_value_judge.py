@@ -85,12 +85,14 @@ def test_any_answer_is_parsed_or_refused_whole(answer: object, lenient: bool) ->
     assert verdict in value_judge.VERDICTS
 
 
-def _conflict(pinned: bool) -> tuple[Decision, SubjectState]:
+def _conflict(
+    pinned: bool, value: dict[str, object] | None = None
+) -> tuple[Decision, SubjectState]:
     old = make_fact(id="old", predicate="home_city", value={"value": "Paris"}, pinned=pinned)
     new = make_fact(
         id="new",
         predicate="home_city",
-        value={"value": "Lyon"},
+        value=value or {"value": "Lyon"},
         status="candidate",
         statement="Moved to Lyon.",
         conflict_set_id="cs",
@@ -141,3 +143,27 @@ def test_a_conflict_with_a_fact_of_the_same_event_is_offered() -> None:
     assert decision.outcomes == ("created", "conflict")
     (q,) = flagged(decision, SubjectState(), ev.content)
     assert (q.kind, q.existing_value, q.candidate_value) == ("value", '"Civic"', '"Tesla"')
+
+
+def test_a_linked_fact_under_its_own_name_waits_for_a_person() -> None:
+    """``employer = Nubank`` linked to ``occupation`` is stored ``{"employer": "Nubank"}``:
+    not put to the judge, whose "yes" to it would retire the true occupation."""
+    decision, before = _conflict(pinned=False, value={"partner": "Javier"})
+    assert flagged(decision, before) == []
+    decision, before = _conflict(pinned=False, value={"value": "Lyon", "since": "May"})
+    assert [q.kind for q in flagged(decision, before)] == ["value"]
+
+
+@given(
+    candidate=st.dictionaries(st.text(), JSON, max_size=4),
+    existing=st.dictionaries(st.text(), JSON, max_size=4),
+)
+def test_only_a_lone_key_the_challenged_value_lacks_is_held_back(
+    candidate: dict[str, object], existing: dict[str, object]
+) -> None:
+    lone_foreign = (
+        len(candidate) == 1 and "value" not in candidate and not set(candidate) & set(existing)
+    )
+    assert value_judge.askable(candidate, existing) is not lone_foreign
+    # A scalar answer ({"value": x}) is always asked, whatever the challenged value.
+    assert value_judge.askable({"value": candidate.get("value")}, existing)
