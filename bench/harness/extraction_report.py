@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+SECOND_BATCH = "2026-12-05 second batch"
+
 COLUMNS = [
     ("model", "model"),
     ("mode", "mode"),
@@ -17,6 +19,8 @@ COLUMNS = [
     ("updates_caught", "updates"),
     ("updates_count", "updates n"),
     ("added_part", "added convs: recall / prec. / updates"),
+    ("second_part", "second batch: recall / prec. / updates"),
+    ("unasked", "unasked retirements"),
     ("invalid_rate", "invalid"),
     ("low_confidence", "low conf."),
     ("target_use", "target"),
@@ -39,14 +43,20 @@ def _row(name: str, doc: dict[str, Any]) -> dict[str, Any]:
     row["target_use"] = f"{res.get('target', 0)}/{sum(res.values()) - res.get('none', 0)}"
     row["name"] = name
     row["updates_count"] = f"{doc.get('updates_caught_count', '-')}/{doc.get('updates', '-')}"
-    added = doc.get("added")
-    row["added_part"] = (
-        f"{added['recall']} / {added['precision']} / "
-        f"{added['updates_caught_count']}/{added['updates']}"
-        if added
-        else "-"
-    )
+    row["added_part"] = _part(doc.get("added"))
+    row["second_part"] = _part(doc.get("batches", {}).get(SECOND_BATCH))
+    if "retired_unasked_count" in doc:
+        row["unasked"] = f"{doc['retired_unasked_count']}/{doc.get('retirements', '-')}"
     return row
+
+
+def _part(scored: dict[str, Any] | None) -> str:
+    if not scored:
+        return "-"
+    return (
+        f"{scored['recall']} / {scored['precision']} / "
+        f"{scored['updates_caught_count']}/{scored['updates']}"
+    )
 
 
 def write_summary(out: Path) -> str:
@@ -66,7 +76,9 @@ def write_summary(out: Path) -> str:
         "that found an active fact; tokens as the server's `usage` reported them; seconds on 2\n"
         "shared cores (noisy: another process on the machine slows a call 2-10x). Runs before\n"
         "2026-12-05's second round used the set's first 16 conversations; \"added convs\" is\n"
-        "the part of a run on the twelve added then (tests/support/extraction_set.json).\n\n"
+        'the part of a run on the conversations added then (all added batches), "second\n'
+        'batch" the twenty added later that day; unasked retirements: facts retired where no\n'
+        "labelled update asks for it, of all retirements (tests/support/extraction_set.json).\n\n"
         + "\n".join(lines)
         + "\n"
     )
