@@ -184,10 +184,12 @@ def _asks(sentence: str) -> bool:
 
 # A sentence that imagines or wishes states nothing about the user as they are, first person
 # or not: "What if I moved to Canada, would my license transfer?", "I'd love to live by the sea
-# someday". A plain conditional ("If I eat gluten I get sick") states a fact and is not here.
+# someday". A plain conditional ("If I eat gluten I get sick") states a fact and is not here,
+# nor "I suppose" ("I suppose I'm a morning person"), a hedge on a statement.
 _HEDGE = re.compile(
-    r"\b(what if|suppose|supposing|imagine if|if (i|we) (ever|were|was|went|had|got)|some ?day"
-    r"|maybe|perhaps|i wish|we wish|i'd love to|i would love to|we'd love to|i'd love a)\b"
+    r"\b(what if|(?<!i )suppose|supposing|imagine if|if (i|we) (ever|were|was|went|had|got)"
+    r"|some ?day|maybe|perhaps|i wish|we wish|i'd love to|i would love to|we'd love to"
+    r"|i'd love a)\b"
 )
 
 

@@ -240,6 +240,9 @@ def test_what_the_user_imagines_or_wishes_is_dropped_and_a_conditional_fact_kept
     # A plain conditional states a fact about the user as they are.
     gluten = cand(predicate="gluten_reaction", value={"value": "gets sick"})
     assert not from_hypothetical(gluten, "If I eat gluten I get sick.")
+    early = cand(predicate="chronotype", value={"value": "morning person"})
+    assert not from_hypothetical(early, "I suppose I'm a morning person.")
+    assert from_hypothetical(early, "Suppose I became a morning person, would I sleep more?")
     # Questions are hypothetical's subset: what from_question drops, this drops too.
     assert from_hypothetical(cand(predicate="plants", value={"value": "ferns"}), "What plants?")
 
