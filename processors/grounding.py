@@ -21,8 +21,9 @@ Hypotheticals and wishes: the same rule with a sentence that imagines or wishes 
 moved to Canada, would my license transfer?", "I'd love to live by the sea someday") counted
 as asking, first person or not (``from_hypothetical``, counted ``hypothetical``): the 1.5B
 answered those two, from the set's second added batch (tune split), with
-``license_transfer = no`` and ``dreams = live_by_the_sea``. A plain conditional ("If I eat
-gluten I get sick") is not a hypothetical and is kept.
+``license_transfer = no`` and ``dreams = live_by_the_sea``. Judged by clause
+(``processors.hypothetical``): a plain conditional ("If I eat gluten I get sick") or a fact
+beside a wish ("I'm vegan, so maybe suggest some recipes") is kept.
 
 Endings: asked about "I gave up on Arch, I'm on Fedora now", a small model also lists the
 old value as a fact of the message (``os = Arch``, "the user gave up on Arch": the 1.5B on the
@@ -42,8 +43,9 @@ Invariants:
   text does not mention (generously, as for echoes): a user who does live in Leeds and says so
   keeps it.
 - ``from_hypothetical`` drops whatever ``from_question`` drops, and otherwise only a value
-  every sentence saying it hedges ("what if", "suppose", "if I ever/were/went", "someday",
-  "maybe", "perhaps", "I wish", "I'd love to"); English-only.
+  every sentence saying it imagines (``processors.hypothetical.imagined``: the sentence opens
+  a condition, or each clause saying the value is a wish), or a value said nowhere in a text
+  whose every sentence asks or imagines; English-only.
 - ``from_ending`` judges only a value the text says; a value said anywhere else than right
   after an ending (two words past articles and the like) is kept. English-only.
 - ``from_question`` keeps a value said in any sentence that is not a question, and a value
@@ -65,6 +67,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from processors.extraction_prompts import EXAMPLE_NAMES
+from processors.hypothetical import imagined
 from processors.normalize import canonical_value, normalize_text
 from processors.resolution import handle
 from schemas.facts import ExtractedFact, Fact
@@ -182,22 +185,12 @@ def _asks(sentence: str) -> bool:
     )
 
 
-# A sentence that imagines or wishes states nothing about the user as they are, first person
-# or not: "What if I moved to Canada, would my license transfer?", "I'd love to live by the sea
-# someday". A plain conditional ("If I eat gluten I get sick") states a fact and is not here,
-# nor "I suppose" ("I suppose I'm a morning person"), a hedge on a statement.
-_HEDGE = re.compile(
-    r"\b(what if|(?<!i )suppose|supposing|imagine if|if (i|we) (ever|were|was|went|had|got)"
-    r"|some ?day|maybe|perhaps|i wish|we wish|i'd love to|i would love to|we'd love to"
-    r"|i'd love a)\b"
-)
+# Says whether a sentence states nothing: given, for a value the text says, a test of which
+# part of the sentence says it (None for a value said nowhere).
+Idle = Callable[[str, Callable[[str], bool] | None], bool]
 
 
-def _hedged(sentence: str) -> bool:
-    return bool(_HEDGE.search(sentence.casefold().replace("\u2019", "'")))
-
-
-def _only_in(candidate: ExtractedFact, text: str, idle: Callable[[str], bool]) -> bool:
+def _only_in(candidate: ExtractedFact, text: str, idle: Idle) -> bool:
     """Whether every sentence of ``text`` that says the candidate's value is ``idle`` (states
     nothing), or, for a value said nowhere, every sentence but pleasantries is."""
     said = candidate.value if candidate.predicate is not None else candidate.statement
@@ -205,14 +198,18 @@ def _only_in(candidate: ExtractedFact, text: str, idle: Callable[[str], bool]) -
     forms = {str(v) for v in leaves(said) if not isinstance(v, bool) and v is not None}
     for form in sorted((f for f in forms if f.strip()), key=len, reverse=True):
         text = text.replace(form, f" {_MARK} ")
+
+    def says(part: str) -> bool:
+        return _MARK in part or _has_words(part, said)
+
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    where = [s for s in sentences if _MARK in s or _has_words(s, said)]
+    where = [s for s in sentences if says(s)]
     if where:
-        return all(idle(s) for s in where)
+        return all(idle(s, says) for s in where)
     # A value the text never says, from a text that only asks (pleasantries aside: "Sure,
     # thanks! What's a good first project in Rust?"), is the model's answer to it.
     asked = [s for s in sentences if not _words(s) <= _PLEASANTRIES]
-    return bool(asked) and all(idle(s) for s in asked)
+    return bool(asked) and all(idle(s, None) for s in asked)
 
 
 def from_question(candidate: ExtractedFact, text: str) -> bool:
@@ -222,7 +219,7 @@ def from_question(candidate: ExtractedFact, text: str) -> bool:
     asks, it is the model's answer to the question ("What plants do well in shade?" answered
     with ``plants = ferns``), not a fact about the user."""
     try:
-        return _only_in(candidate, text, _asks)
+        return _only_in(candidate, text, lambda s, _says: _asks(s))
     except (TypeError, ValueError, RecursionError):
         return False
 
@@ -233,7 +230,7 @@ def from_hypothetical(candidate: ExtractedFact, text: str) -> bool:
     no``; "I'd love to live by the sea someday." as ``dreams = live_by_the_sea``): what the
     user imagines is not what they are. English-only, like ``from_question``."""
     try:
-        return _only_in(candidate, text, lambda s: _asks(s) or _hedged(s))
+        return _only_in(candidate, text, lambda s, says: _asks(s) or imagined(s, says))
     except (TypeError, ValueError, RecursionError):
         return False
 

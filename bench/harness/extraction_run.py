@@ -155,6 +155,9 @@ def run(args: Any) -> dict[str, Any]:
     """The run's figures (see the module docstring)."""
     convs = xs.load(split=None if args.split == "all" else args.split)
     if getattr(args, "added", None):
+        batches = sorted({c.added for c in convs if c.added})
+        if args.added not in batches:
+            raise SystemExit(f"--added {args.added!r}: no such batch; the set has {batches}")
         convs = [c for c in convs if c.added == args.added]
     convs = convs[: args.limit]
     batching, coalescing = MODES[args.mode]

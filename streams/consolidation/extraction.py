@@ -20,7 +20,8 @@ Invariants:
   reason and never reach adjudication. An echo of a fact the prompt listed, about an event
   that never mentions it, and a value said only in questions (``processors.grounding``), are
   dropped and counted as ``echo`` and ``question``, a value said only as one the user no
-  longer has ("I gave up on Arch") as ``ended``, and one copied from the prompt's worked
+  longer has ("I gave up on Arch") as ``ended``, one said only in a hypothetical or a wish
+  ("What if I moved to Canada?") as ``hypothetical``, and one copied from the prompt's worked
   examples (a name of theirs the message never says) as ``example``. A predicate prefixed
   by a name the subject goes by (``sarah_occupation``: ``processors.about``) is the
   subject's own.

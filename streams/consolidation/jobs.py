@@ -110,7 +110,8 @@ def flagged(
 ) -> list[OfferedPair]:
     """The conflict sets a decision opened or extended, as judge questions: every
     possible_same_attribute set, and every value conflict whose challenged fact is not
-    pinned (``processors.value_judge``). ``message`` is the deciding event's text: a value
+    pinned and whose candidate is not a linked value under its own name
+    (``processors.value_judge.askable``). ``message`` is the deciding event's text: a value
     question shows it as what the newer side said (the evidence, where the candidate's
     statement is the extractor's paraphrase of it). The challenged fact may be one the same
     decision wrote ("I traded in the Civic for a Tesla": two values of one attribute from one
