@@ -2,7 +2,8 @@
 database with the local models' setting (no facts in the extraction prompt): an empty answer
 to a message that speaks of a change is asked once more with the subject's facts listed, and
 what that answer says supersedes; a value copied from the prompt's worked examples is dropped
-and counted, never stored; a message without a word of change is never asked twice.
+and counted, never stored, and so is a value said only in a wish or a hypothetical; a
+message without a word of change is never asked twice.
 
 The model is a local OpenAI-compatible stub answering by the message it is shown, so each
 answer depends only on what the prompt holds, as a real model's would."""
@@ -18,6 +19,7 @@ import pytest
 from processors import attribute_judge, value_judge
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.support.extraction_run import openai_settings
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub
 from tests.support.openai_wire import is_link_request
@@ -43,6 +45,12 @@ ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     # The worked example's old city, never said by the user.
     "Moved out! I have my own place with a garden.": ([_c("home_city", "Leeds")], []),
     "Good evening!": ([], [_c("home_city", "Paris")]),
+    # A wish and a hypothetical, answered as if they were the user's home.
+    "I'd love to live in Rome someday.": ([_c("home_city", "Rome")], [_c("home_city", "Rome")]),
+    "What if my family lived in Oslo, would we like it?": (
+        [_c("home_city", "Oslo")],
+        [_c("home_city", "Oslo")],
+    ),
 }
 
 
@@ -66,20 +74,18 @@ def _responder(body: dict[str, Any]) -> str:
     return '{"candidates": []}'
 
 
-def test_asked_again_with_the_facts_and_examples_dropped(
+def test_asked_again_with_the_facts_examples_and_wishes_dropped(
     settings: Settings, tmp_path: Path
 ) -> None:
     ASKED.clear()
     with OpenAIStub(responder=_responder) as stub:
-        s = settings.model_copy(
-            update={
-                "llm_provider": "openai",
-                "openai_base_url": stub.base_url,
-                "openai_timeout_s": 10.0,
-                "extraction_batching": False,
-                "extraction_context_tokens": 0,
-                "batch_within_s": 1.0,
-            }
+        s = openai_settings(
+            settings,
+            stub,
+            extraction_batching=False,
+            extraction_context_tokens=0,
+            batch_within_s=1.0,
+            attribute_judge_enabled=None,  # the default: on with a real provider
         )
         messages = list(ANSWERS)
         with WorkerProcess(s, tmp_path / "w.log") as w:
@@ -96,6 +102,10 @@ def test_asked_again_with_the_facts_and_examples_dropped(
             assert metric(got, "consolidator_extraction_calls_total", kind="again") == 2
             assert sorted(m for m, listed in ASKED if listed) == sorted(messages[1:3])
             assert metric(got, "consolidator_candidates_rejected_total", reason="example") == 1
+            hypothetical = metric(
+                got, "consolidator_candidates_rejected_total", reason="hypothetical"
+            )
+            assert hypothetical == 2
         found = rows(
             s, "SELECT value, status FROM facts WHERE predicate = 'home_city' ORDER BY valid_from"
         )
