@@ -11,6 +11,9 @@ Invariants:
   nothing (the set stays for a person); a verdict the settings do not trust
   (``attribute_judge_acts_on``) is treated as ``unsure``. Command ids are uuid5 of the set
   id, so a replayed batch asks the same question and a repeated answer is applied once.
+- A pair whose newer message itself ends the existing value (``ended``, set by
+  ``streams.consolidation.jobs.flagged`` from ``processors.ending.ends``) is not asked: it
+  stands for ``same``, whatever ``attribute_judge_acts_on`` says.
 """
 
 from __future__ import annotations
@@ -93,6 +96,9 @@ class OfferedPair:
     candidate_statement: str = ""
     existing_value: str = ""
     existing_statement: str = ""
+    # The newer message itself ends the challenged value ("IT replaced my ThinkPad with ...":
+    # processors.ending.ends): decided for the newer side without asking the model.
+    ended: bool = False
 
 
 def _pairs(pairs: Sequence[tuple[str, Sequence[str], str, Sequence[str]]]) -> str:
@@ -167,11 +173,13 @@ def commands(
     acts_on: Sequence[str] = ("same", "different"),
 ) -> list[Command]:
     """The resolutions the judge's decisions stand for: none for ``unsure``, none for a
-    verdict not in ``acts_on`` (``attribute_judge_acts_on``: that set waits for a person)."""
+    verdict not in ``acts_on`` (``attribute_judge_acts_on``: that set waits for a person).
+    A pair whose newer message ends the existing value (``ended``) stands for ``same``
+    whatever was answered and whatever ``acts_on`` says: the message is the evidence."""
     out: list[Command] = []
     for p in pairs:
-        verdict = verdicts.get(p.set_id)
-        if verdict not in ("same", "different") or verdict not in acts_on:
+        verdict = "same" if p.ended else verdicts.get(p.set_id)
+        if verdict not in ("same", "different") or (verdict not in acts_on and not p.ended):
             continue
         out.append(
             Command(

@@ -28,8 +28,8 @@ beside a wish ("I'm vegan, so maybe suggest some recipes") is kept.
 Endings: asked about "I gave up on Arch, I'm on Fedora now", a small model also lists the
 old value as a fact of the message (``os = Arch``, "the user gave up on Arch": the 1.5B on the
 tune split). A candidate whose value the event says only right after words that end a state
-(``from_ending``: "gave up", "traded in", "moved out of", "used to", ...) is not a current
-fact, and is dropped and counted (``ended``).
+(``processors.ending.from_ending``: "gave up", "traded in", "moved out of", "used to", ...) is
+not a current fact, and is dropped and counted (``ended``).
 
 Examples: the prompt's worked examples name people and places (Priyanka, Leeds, Bristol). A
 value made only of those names, in an event that says none of them, is copied from the
@@ -46,8 +46,6 @@ Invariants:
   every sentence saying it imagines (``processors.hypothetical.imagined``: the sentence opens
   a condition, or each clause saying the value is a wish), or a value said nowhere in a text
   whose every sentence asks or imagines; English-only.
-- ``from_ending`` judges only a value the text says; a value said anywhere else than right
-  after an ending (two words past articles and the like) is kept. English-only.
 - ``from_question`` keeps a value said in any sentence that is not a question, and a value
   said nowhere in a text with any sentence that is not a question. The first-person
   exception is English-only: in another language a fact stated only inside a question is
@@ -102,6 +100,16 @@ def leaves(node: Any) -> Iterable[Any]:
             yield from leaves(v)
     else:
         yield node
+
+
+def value_words(value: Any) -> set[str]:
+    """The words of a JSON value that can ground it (module docstring: "mentioned")."""
+    return _value_words(value)
+
+
+def word_list(text: str) -> list[str]:
+    """The text's words in order, casefolded, number words one to twenty as digits."""
+    return [_NUMBERS.get(w, w) for w in _WORD.findall(text.casefold())]
 
 
 def _value_words(value: Any) -> set[str]:
@@ -231,73 +239,6 @@ def from_hypothetical(candidate: ExtractedFact, text: str) -> bool:
     user imagines is not what they are. English-only, like ``from_question``."""
     try:
         return _only_in(candidate, text, lambda s, says: _asks(s) or imagined(s, says))
-    except (TypeError, ValueError, RecursionError):
-        return False
-
-
-# Words that end a state: a value said right after one is what the user no longer has.
-_ENDINGS = tuple(
-    tuple(cue.split())
-    for cue in (
-        "gave up",
-        "give up",
-        "giving up",
-        "moved out of",
-        "moved away from",
-        "moving out of",
-        "traded in",
-        "trading in",
-        "sold",
-        "selling",
-        "left",
-        "leaving",
-        "quit",
-        "quitting",
-        "stopped",
-        "no longer",
-        "used to",
-        "former",
-        "formerly",
-        "got rid of",
-        "broke up with",
-        "retired from",
-        "dropped",
-        "ditched",
-    )
-)
-# Skipped between an ending and its object ("gave up on my old Arch", "used to live in Paris").
-_FILLER = frozenset(
-    {"the", "a", "an", "my", "our", "his", "her", "their", "your", "on", "of", "old", "in"}
-    | {"at", "live", "living", "lived", "work", "working", "worked", "be", "being", "was"}
-)
-_ENDING_REACH = 2  # the object's first two words after the fillers
-
-
-def from_ending(candidate: ExtractedFact, text: str) -> bool:
-    """Whether every mention of the candidate's value in ``text`` comes right after words that
-    end a state ("I gave up on Arch", "traded in the Civic", "moved out of Leeds", "I used to
-    live in Paris"): a value the user no longer has is not a current fact. A value said
-    nowhere, and a note, are not judged here; English-only, like ``from_question``."""
-    try:
-        if candidate.predicate is None:
-            return False
-        wanted = _value_words(candidate.value)
-        words = [_NUMBERS.get(w, w) for w in _WORD.findall(text.casefold())]
-        hits = [i for i, w in enumerate(words) if w in wanted]
-        if not wanted or not hits:
-            return False
-        ended: set[int] = set()
-        for start in range(len(words)):
-            for cue in _ENDINGS:
-                if tuple(words[start : start + len(cue)]) != cue:
-                    continue
-                reach, i = 0, start + len(cue)
-                while i < len(words) and reach < _ENDING_REACH:
-                    if words[i] not in _FILLER:
-                        ended.add(i)
-                        reach += 1
-                    i += 1
-        return all(i in ended for i in hits)
     except (TypeError, ValueError, RecursionError):
         return False
 

@@ -20,6 +20,10 @@ Invariants:
   (pinned facts are untouchable by automated paths); the judge sees the attribute, both
   values and the newer event's words (or the newer statement), each bounded (``MAX_SHOWN``
   characters): never ids of sets or of people.
+- A question whose newer message itself ends the challenged value (``ended``:
+  ``processors.ending.ends``, "I left Infosys") is not put to the model: it acts as a
+  ``yes``. That holds for a linked value under its own name too, which is otherwise never
+  offered (``askable``).
 - A decision is trusted only for the set it was asked about; only ``yes`` acts
   (``keep_new``); ``no`` leaves the set for a person, so a wrong "no" loses nothing, and an
   answer that is neither is refused whole (``MalformedJudgeAnswer``).
@@ -115,7 +119,8 @@ def parse(text: str, *, lenient: bool = False) -> str:
 def commands(
     questions: Sequence[OfferedPair], verdicts: Mapping[str, str], now: datetime
 ) -> list[Command]:
-    """A ``keep_new`` resolution per ``replace`` (verdicts by set id); nothing else."""
+    """A ``keep_new`` resolution per ``replace`` (verdicts by set id), and per question whose
+    newer message ends the challenged value (``ended``: no model was asked); nothing else."""
     return [
         Command(
             command_id=stable_id("value-judge", q.project_id, q.set_id, q.candidate_id),
@@ -127,5 +132,5 @@ def commands(
             issued_at=now,
         )
         for q in questions
-        if verdicts.get(q.set_id) == "replace"
+        if q.ended or verdicts.get(q.set_id) == "replace"
     ]

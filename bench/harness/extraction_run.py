@@ -281,7 +281,17 @@ def run(args: Any) -> dict[str, Any]:
             **parts,
             "settings": {k: getattr(s, k) for k in sorted(args.overrides)},
             "transcript": str(transcript),
-            **({"replay": {"of": args.replay, "misses": replay.misses}} if replay else {}),
+            **(
+                {
+                    "replay": {
+                        "of": args.replay,
+                        "misses": replay.misses,
+                        "composed": replay.composed,
+                    }
+                }
+                if replay
+                else {}
+            ),
             "detail": {k: v for k, v in scored.items() if isinstance(v, list)},
         }
     finally:

@@ -46,11 +46,11 @@ from typing import Any
 
 from processors import attribute_link
 from processors.about import self_names, unprefix_self
+from processors.ending import from_ending
 from processors.extraction import MAX_ACTIVE_IN_PROMPT
 from processors.extraction_context import speaks_of_change
 from processors.extraction_plan import SubjectLoad, plan_calls
 from processors.grounding import (
-    from_ending,
     from_examples,
     from_hypothetical,
     from_question,

@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from pydantic import ValidationError
 from processors import envelopes, value_judge
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
+from processors.ending import ends
 from processors.normalize import canonical_value, statement_key
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact
@@ -101,7 +103,10 @@ def tkey(job: Job) -> str:
 def _shown(value: dict[str, object]) -> str:
     # A scalar answer is stored as {"value": x}: the judge reads x as the model gave it.
     if len(value) == 1 and "value" in value:
-        return orjson.dumps(value["value"]).decode()
+        try:
+            return orjson.dumps(value["value"]).decode()
+        except TypeError:  # an integer past 64 bits, which the stdlib writes as well
+            return json.dumps(value["value"], separators=(",", ":"), ensure_ascii=False)
     return canonical_value(value)
 
 
@@ -111,11 +116,16 @@ def flagged(
     """The conflict sets a decision opened or extended, as judge questions: every
     possible_same_attribute set, and every value conflict whose challenged fact is not
     pinned and whose candidate is not a linked value under its own name
-    (``processors.value_judge.askable``). ``message`` is the deciding event's text: a value
-    question shows it as what the newer side said (the evidence, where the candidate's
-    statement is the extractor's paraphrase of it). The challenged fact may be one the same
-    decision wrote ("I traded in the Civic for a Tesla": two values of one attribute from one
-    event), so the decision's own active writes count as well as the state before it."""
+    (``processors.value_judge.askable``) unless the message ends the challenged value.
+
+    ``message`` is the deciding event's text: a value question shows it as what the newer
+    side said (the evidence, where the candidate's statement is the extractor's paraphrase
+    of it), and a question whose message ends the existing value ("I left Infosys",
+    ``processors.ending.ends``) is marked ``ended``: decided without the model.
+
+    The challenged fact may be one the same decision wrote ("I traded in the Civic for a
+    Tesla": two values of one attribute from one event), so the decision's own active
+    writes count as well as the state before it."""
     active = {f.id: f for f in before.active}
     active |= {f.id: f for f in decision.fact_writes if f.status == "active"}
     out = []
@@ -130,7 +140,12 @@ def flagged(
             continue
         if cs.reason == "value" and existing.pinned:
             continue  # pinned facts are untouchable by automated paths
-        if cs.reason == "value" and not value_judge.askable(ch.fact.value, existing.value):
+        ended = message is not None and ends(message, existing.value)
+        if (
+            cs.reason == "value"
+            and not ended
+            and not value_judge.askable(ch.fact.value, existing.value)
+        ):
             continue
         pair = OfferedPair(
             set_id=cs.id,
@@ -140,6 +155,7 @@ def flagged(
             candidate_keys=tuple(sorted(ch.fact.value)),
             existing=existing.predicate,
             existing_keys=tuple(sorted(existing.value)),
+            ended=ended,
         )
         if cs.reason == "value":
             pair = replace(

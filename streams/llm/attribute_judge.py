@@ -7,7 +7,8 @@ commands on ``memory.commands``, applied by the subject's partition owner like a
 so they become aliases through the log, and a replay rebuilds them.
 
 Value conflicts (``processors.value_judge``) are offered the same way and asked after, one
-yes/no question each; only a ``yes`` becomes a command (``keep_new``).
+yes/no question each; only a ``yes`` becomes a command (``keep_new``). A pair whose newer
+message ends the existing value (``OfferedPair.ended``) is decided without a call.
 
 Invariants: fails soft: any error of the call, a malformed answer or a refused publish is
 logged and counted (``consolidator_attribute_judge_errors_total``) and changes nothing (the
@@ -80,11 +81,13 @@ class AttributeJudge:
         )
 
     async def _ask(self, pairs: Sequence[OfferedPair], kind: str) -> int:
+        # A pair whose message ends the existing value is decided without a call (``ended``).
+        asked = [q for q in pairs if not q.ended]
+        verdicts: dict[str, str] = {}
         try:
             if kind == "value":
                 # One yes/no question per conflict (processors.value_judge).
-                verdicts: dict[str, str] = {}
-                for q in pairs:
+                for q in asked:
                     answer = await self._complete(
                         value_judge.build_prompt(q),
                         value_judge.FORMAT_NAME,
@@ -93,8 +96,9 @@ class AttributeJudge:
                     verdicts[q.set_id] = value_judge.parse(answer.text, lenient=answer.lenient)
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
-                answer = await self._complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA)
-                verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
+                if asked:
+                    answer = await self._complete(build_prompt(asked), FORMAT_NAME, JSON_SCHEMA)
+                    verdicts = parse_answer(answer.text, asked, lenient=answer.lenient)
                 acts_on = (
                     ("same", "different")
                     if self.settings.attribute_judge_acts_on == "both"
@@ -113,7 +117,8 @@ class AttributeJudge:
             self.metrics.inc("consolidator_attribute_judge_errors_total", kind=kind)
             log.warning("%s judge skipped: %s: %s", kind, type(exc).__name__, exc)
             return -1
-        self.metrics.inc("consolidator_attribute_judge_calls_total", kind=kind)
+        if asked:
+            self.metrics.inc("consolidator_attribute_judge_calls_total", kind=kind)
         self.metrics.inc("consolidator_attribute_judge_decisions_total", len(cmds), kind=kind)
         return len(cmds)
 

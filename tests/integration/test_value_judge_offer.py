@@ -24,11 +24,14 @@ pytestmark = pytest.mark.integration
 ASKED: list[str] = []
 
 
-def _yes_to_everything(body: dict[str, Any]) -> str:
-    if body["messages"][0]["content"] != value_judge.SYSTEM:
-        return candidates_responder(body)
-    ASKED.append(str(body["messages"][-1]["content"]))
-    return orjson.dumps({"answer": "yes"}).decode()
+def _answering(answer: str) -> Any:
+    def respond(body: dict[str, Any]) -> str:
+        if body["messages"][0]["content"] != value_judge.SYSTEM:
+            return candidates_responder(body)
+        ASKED.append(str(body["messages"][-1]["content"]))
+        return orjson.dumps({"answer": answer}).decode()
+
+    return respond
 
 
 def _said(content: str, predicate: str, value: dict[str, Any]) -> str:
@@ -36,53 +39,81 @@ def _said(content: str, predicate: str, value: dict[str, Any]) -> str:
     return f"{content}\nCANDIDATES: {orjson.dumps(cands).decode()}"
 
 
-def test_a_linked_value_under_its_own_name_is_never_put_to_the_judge(
-    settings: Settings, tmp_path: Path
-) -> None:
+def _run(
+    settings: Settings,
+    tmp_path: Path,
+    answer: str,
+    old: tuple[str, str, str],
+    new: tuple[str, str, dict[str, Any]],
+) -> tuple[Settings, float]:
+    """Day 1: the user's ``old`` fact and home in Paris; day 2: ``new`` for the same
+    attribute and a plain move to Lyon. Waits until a set is resolved and the move is
+    asked; returns the settings and the value judge's calls."""
     ASKED.clear()
-    with OpenAIStub(responder=_yes_to_everything) as stub:
+    with OpenAIStub(responder=_answering(answer)) as stub:
         s = openai_settings(settings, stub, extraction_batching=False, attribute_judge_enabled=None)
+        said, predicate, value = old
         first = [
-            event(
-                "e1",
-                day=1,
-                content=_said("I'm an accountant.", "occupation", {"value": "accountant"}),
-            ),
+            event("e1", day=1, content=_said(said, predicate, {"value": value})),
             event("e2", day=1, content=_said("I live in Paris.", "home_city", {"value": "Paris"})),
         ]
         later = [
-            event(
-                "e3", day=2, content=_said("At Nubank now.", "occupation", {"employer": "Nubank"})
-            ),
+            event("e3", day=2, content=_said(*new)),
             event("e4", day=2, content=_said("Lyon now.", "home_city", {"value": "Lyon"})),
         ]
         with WorkerProcess(s, tmp_path / "w.log") as w:
             sdk.publish_events(s, first)
             wait_applied(s, w, 2)
             sdk.publish_events(s, later)
+            # A question is asked before any answer of its call is applied, and e3's batch
+            # (if not e4's too) is judged before e4's is written.
+            resolved = "SELECT count(*) FROM conflict_sets WHERE status = 'resolved'"
             wait_until(
-                lambda: (
-                    w.check()
-                    # A question is asked before any answer of its call is applied, and
-                    # e3's batch (if not e4's too) is judged before e4's is written.
-                    and (
-                        scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'resolved'")
-                        or 0
-                    )
-                    >= 1
-                ),
+                lambda: w.check() and (scalar(s, resolved) or 0) >= 1 and len(ASKED) >= 1,
                 60,
-                "the plain change resolved by the judge",
+                "a set resolved and the plain change asked",
             )
-            assert (
-                metric(w.metrics(), "consolidator_attribute_judge_calls_total", kind="value") >= 1
-            )
-        # Only the plain change was asked; the employer-as-occupation waits, the true
-        # occupation still current.
-        assert len(ASKED) == 1 and '"Lyon"' in ASKED[0]
-        active = rows(s, "SELECT predicate, value FROM facts WHERE status = 'active'")
-        assert {r["predicate"]: r["value"] for r in active} == {
-            "occupation": {"value": "accountant"},
-            "home_city": {"value": "Lyon"},
-        }
-        assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
+            return s, metric(w.metrics(), "consolidator_attribute_judge_calls_total", kind="value")
+
+
+def _active(s: Settings) -> dict[str, Any]:
+    return {
+        r["predicate"]: r["value"]
+        for r in rows(s, "SELECT predicate, value FROM facts WHERE status = 'active'")
+    }
+
+
+def test_a_linked_value_under_its_own_name_is_never_put_to_the_judge(
+    settings: Settings, tmp_path: Path
+) -> None:
+    s, calls = _run(
+        settings,
+        tmp_path,
+        "yes",
+        ("I'm an accountant.", "occupation", "accountant"),
+        ("At Nubank now.", "occupation", {"employer": "Nubank"}),
+    )
+    assert calls >= 1
+    # Only the plain change was asked; the employer-as-occupation waits, the true
+    # occupation still current.
+    assert len(ASKED) == 1 and '"Lyon"' in ASKED[0]
+    assert _active(s) == {"occupation": {"value": "accountant"}, "home_city": {"value": "Lyon"}}
+    assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
+
+
+def test_a_message_that_ends_the_old_value_resolves_without_asking(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """ "I left Infosys": the message itself ends the old value, so the conflict is resolved
+    for the newer side with no question, a linked value under its own name included, while
+    a judge that says no to everything keeps a change the message does not end waiting."""
+    s, _calls = _run(
+        settings,
+        tmp_path,
+        "no",
+        ("I work at Infosys.", "employer", "Infosys"),
+        ("I left Infosys, I'm at Swiggy now.", "employer", {"company": "Swiggy"}),
+    )
+    assert len(ASKED) == 1 and '"Lyon"' in ASKED[0]
+    assert _active(s) == {"employer": {"company": "Swiggy"}, "home_city": {"value": "Paris"}}
+    assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1

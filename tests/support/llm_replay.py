@@ -13,8 +13,11 @@ Invariants:
   decision differs, so only whether any are listed counts: the again step asks the same
   message with facts after an empty answer without), the items of a judge's question (their
   numbers aside). The first recorded answer to the same question wins.
-- A request the transcript never saw is answered with nothing (no candidates, no decisions)
-  and counted (``misses``): a replay that diverges says so in its result.
+- A batched judge request the transcript never saw whole (its pairs are those of one batch,
+  so a change elsewhere in the batch changes the list) is answered item by item from any
+  recorded call that had the same item, when every item has one (counted ``composed``).
+- A request the transcript never saw otherwise is answered with nothing (no candidates, no
+  decisions) and counted (``misses``): a replay that diverges says so in its result.
 """
 
 from __future__ import annotations
@@ -26,6 +29,25 @@ from pathlib import Path
 from typing import Any
 
 _ITEM = re.compile(r'"item": \d+, ')
+_NUMBER = re.compile(r'"item": (\d+), ')
+
+
+def _items(last: str) -> dict[int, str]:
+    """A judge question's items: number -> the item's text without its number."""
+    out = {}
+    for line in last.splitlines():
+        found = _NUMBER.search(line)
+        if found:
+            out[int(found.group(1))] = _NUMBER.sub("", line)
+    return out
+
+
+def _verdicts(content: str) -> dict[int, str]:
+    try:
+        decisions = json.loads(content).get("decisions") or []
+        return {int(d["item"]): str(d["verdict"]) for d in decisions}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return {}
 
 
 def question_key(body: dict[str, Any]) -> str:
@@ -44,24 +66,40 @@ class Replay:
 
     def __init__(self, transcript: Path) -> None:
         self.answers: dict[str, str] = {}
+        self.items: dict[tuple[str, str], str] = {}  # (system, item text) -> verdict
         for line in transcript.read_text().splitlines():
             try:
                 record = json.loads(line)
                 content = record["response"]["choices"][0]["message"]["content"]
                 key = question_key(record["request"])
+                messages = record["request"]["messages"]
+                system = str(messages[0].get("content", ""))[:80]
+                asked = _items(str(messages[-1].get("content", "")))
             except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                 continue  # an unanswered or failed request: nothing to replay
             self.answers.setdefault(key, str(content))
+            for n, verdict in _verdicts(str(content)).items():
+                if n in asked:
+                    self.items.setdefault((system, asked[n]), verdict)
         self.misses = 0
+        self.composed = 0
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> str:
         found = self.answers.get(question_key(body))
         if found is not None:
             return found
+        system = str((body.get("messages") or [{}])[0].get("content", ""))
+        if '"decisions"' in system:
+            asked = _items(str((body.get("messages") or [{}])[-1].get("content", "")))
+            got = {n: self.items.get((system[:80], text)) for n, text in asked.items()}
+            if got and all(v is not None for v in got.values()):
+                with self._lock:
+                    self.composed += 1
+                decisions = [{"item": n, "verdict": v} for n, v in sorted(got.items())]
+                return json.dumps({"decisions": decisions})
         with self._lock:
             self.misses += 1
-        system = str((body.get("messages") or [{}])[0].get("content", ""))
         if '"links"' in system:
             return '{"links": []}'
         if '"answer"' in system:

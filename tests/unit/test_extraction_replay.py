@@ -44,6 +44,29 @@ def test_answers_the_same_question_whatever_was_listed(tmp_path: Path) -> None:
     assert replay.misses == 2
 
 
+def test_a_judge_batch_never_seen_whole_is_answered_item_by_item(tmp_path: Path) -> None:
+    """A batch's pair list changes when another pair of the batch is decided elsewhere."""
+    items = [f'{{"item": {n}, "pair": "{p}"}}' for n, p in enumerate("abc", 1)]
+    judged = _request('judge "decisions"', "Pairs:\n" + "\n".join(items))
+    verdicts = [{"item": n, "verdict": v} for n, v in enumerate(["same", "different", "unsure"], 1)]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(_record(judged, json.dumps({"decisions": verdicts})))
+    replay = Replay(transcript)
+    fewer = _request(
+        'judge "decisions"', 'Pairs:\n{"item": 1, "pair": "c"}\n{"item": 2, "pair": "a"}'
+    )
+    assert json.loads(replay(fewer)) == {
+        "decisions": [{"item": 1, "verdict": "unsure"}, {"item": 2, "verdict": "same"}]
+    }
+    assert (replay.composed, replay.misses) == (1, 0)
+    # One item never answered: the whole request is a miss, answered with nothing.
+    other = _request(
+        'judge "decisions"', 'Pairs:\n{"item": 1, "pair": "a"}\n{"item": 2, "pair": "z"}'
+    )
+    assert json.loads(replay(other)) == {"decisions": []}
+    assert (replay.composed, replay.misses) == (1, 1)
+
+
 def test_the_same_message_with_and_without_facts_are_two_questions(tmp_path: Path) -> None:
     """The again step asks a message once more with facts after an empty answer without."""
     bare = _request("extract", "Known facts: (none)\nMessage from the user: switch to English")

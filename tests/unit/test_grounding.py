@@ -8,6 +8,8 @@ import re
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from processors.ending import ENDINGS as _ENDINGS
+from processors.ending import from_ending
 from processors.extraction_prompts import (
     BATCH_EXAMPLES,
     COALESCED_EXAMPLES,
@@ -15,8 +17,6 @@ from processors.extraction_prompts import (
     EXAMPLES,
 )
 from processors.grounding import (
-    _ENDINGS,
-    from_ending,
     from_examples,
     from_hypothetical,
     from_question,
@@ -138,6 +138,10 @@ def test_a_value_said_only_as_ended_is_not_a_current_fact() -> None:
     tesla = cand(predicate="car", value={"value": "Tesla Model 3"})
     traded = "I traded in the Civic for a Tesla Model 3 last week."
     assert from_ending(civic, traded) and not from_ending(tesla, traded)
+    thinkpad = cand(predicate="work_laptop", value={"value": "ThinkPad X1"})
+    macbook = cand(predicate="work_laptop", value={"value": "MacBook Pro"})
+    replaced = "IT replaced my ThinkPad with a MacBook Pro last week."
+    assert from_ending(thinkpad, replaced) and not from_ending(macbook, replaced)
     city = cand(predicate="home_city", value={"value": "Paris"})
     assert from_ending(city, "I used to live in Paris.")
     assert not from_ending(city, "I used to hate Paris, but now I live in Paris.")

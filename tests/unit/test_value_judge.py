@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors import value_judge
+from processors import attribute_judge, value_judge
 from processors.adjudication import Change, Decision, SubjectState
 from processors.attribute_judge import OfferedPair
+from processors.ending import ends
 from processors.hygiene_judge import MalformedJudgeAnswer
 from schemas.facts import ConflictSet
 from streams.consolidation.jobs import flagged
@@ -167,3 +169,50 @@ def test_only_a_lone_key_the_challenged_value_lacks_is_held_back(
     assert value_judge.askable(candidate, existing) is not lone_foreign
     # A scalar answer ({"value": x}) is always asked, whatever the challenged value.
     assert value_judge.askable({"value": candidate.get("value")}, existing)
+
+
+def test_a_message_that_ends_the_challenged_value_decides_without_the_model() -> None:
+    """ "I moved out of Paris" is the message's own evidence: the question is marked
+    ``ended`` and stands for a yes, a linked value under its own name included."""
+    decision, before = _conflict(pinned=False)
+    (q,) = flagged(decision, before, "I moved out of Paris, Lyon now.")
+    assert q.ended
+    (q,) = flagged(decision, before, "Paris is lovely but I moved to Lyon.")
+    assert not q.ended  # Paris said plainly: not ended, the model is asked
+    assert [c.resolution for c in value_judge.commands([replace(q, ended=True)], {}, NOW)] == [
+        "keep_new"
+    ]
+    assert value_judge.commands([q], {}, NOW) == []
+    linked, before = _conflict(pinned=False, value={"partner": "Javier"})
+    assert flagged(linked, before, "Javier moved in.") == []
+    (q,) = flagged(linked, before, "I left Paris, Javier and I live in Lyon.")
+    assert q.ended
+    pinned, before = _conflict(pinned=True)
+    assert flagged(pinned, before, "I moved out of Paris.") == []
+
+
+def test_an_ended_attribute_pair_acts_whatever_the_settings_trust() -> None:
+    pair = replace(question(1), kind="attribute", candidate="city", existing="home_city")
+    trusted = ("different",)
+    assert attribute_judge.commands([pair], {"s1": "same"}, NOW, trusted) == []
+    (cmd,) = attribute_judge.commands(
+        [replace(pair, ended=True)], {"s1": "different"}, NOW, trusted
+    )
+    assert cmd.resolution == "keep_new"
+
+
+@settings(max_examples=200, deadline=None)
+@given(message=st.text(max_size=300), old=JSON, new=st.dictionaries(st.text(max_size=8), JSON))
+def test_any_message_and_values_are_judged_ended_by_the_ending_rule(
+    message: str, old: object, new: dict[str, object]
+) -> None:
+    try:
+        decision, before = _conflict(pinned=False, value=new or None)
+        before = SubjectState(
+            active=(before.active[0].model_copy(update={"value": {"value": old}}),),
+            embeddings={},
+        )
+    except ValueError:
+        return
+    for q in flagged(decision, before, message):
+        assert q.ended == ends(message, {"value": old})

@@ -1,0 +1,105 @@
+"""Words that end a state, and the values a message says ended.
+
+Two uses. Extraction: asked about "I gave up on Arch, I'm on Fedora now", a small model also
+lists the old value as a fact of the message (``os = Arch``, "the user gave up on Arch": the
+1.5B on the tune split). A candidate whose value the event says only right after words that
+end a state (``from_ending``: "gave up", "traded in", "moved out of", "used to", ...) is not a
+current fact, and is dropped and counted (``ended``).
+
+Conflicts: the same words, said of a *known* value, are the message's own evidence that the
+value changed ("IT replaced my ThinkPad with a MacBook Pro": ``work_laptop = ThinkPad
+running Windows 11`` against a new ``computer``). ``ends`` is what the judge stage reads
+(``streams.consolidation.jobs.flagged``): a conflict whose challenged value the newer
+message ends is resolved for the newer side without asking the model, which on the tune split
+answered "same" to that pair but is not trusted with "same" by default (bench/README.md).
+
+Invariants:
+- Pure and deterministic; never raises for any text or JSON value.
+- ``ends`` is true only for a value the text says (some word of two or more letters, or a
+  number, of it), every mention of which sits right after an ending (two words past articles
+  and the like): a value also said anywhere else ("I used to hate Paris, but now I live in
+  Paris") is not ended. A value with no such word is never ended.
+- ``from_ending`` judges only a fact with a predicate (a note is never dropped here).
+- English-only, like the other guards of ``processors.grounding``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from processors.grounding import value_words, word_list
+from schemas.facts import ExtractedFact
+
+# Words that end a state: a value said right after one is what the user no longer has.
+ENDINGS = tuple(
+    tuple(cue.split())
+    for cue in (
+        "gave up",
+        "give up",
+        "giving up",
+        "moved out of",
+        "moved away from",
+        "moving out of",
+        "traded in",
+        "trading in",
+        "sold",
+        "selling",
+        "left",
+        "leaving",
+        "quit",
+        "quitting",
+        "stopped",
+        "no longer",
+        "used to",
+        "former",
+        "formerly",
+        "got rid of",
+        "broke up with",
+        "retired from",
+        "dropped",
+        "ditched",
+        "replaced",
+        "replacing",
+        "swapped",
+        "swapping",
+        "switched from",
+        "switching from",
+    )
+)
+# Skipped between an ending and its object ("gave up on my old Arch", "used to live in Paris").
+_FILLER = frozenset(
+    {"the", "a", "an", "my", "our", "his", "her", "their", "your", "on", "of", "old", "in"}
+    | {"at", "live", "living", "lived", "work", "working", "worked", "be", "being", "was"}
+)
+_REACH = 2  # the object's first two words after the fillers
+
+
+def ends(text: str, value: Any) -> bool:
+    """Whether ``text`` says ``value`` and says it only right after words that end a state
+    ("I gave up on Arch", "traded in the Civic", "moved out of Leeds", "replaced my ThinkPad")."""
+    try:
+        wanted = value_words(value)
+        words = word_list(text)
+        hits = [i for i, w in enumerate(words) if w in wanted]
+        if not wanted or not hits:
+            return False
+        ended: set[int] = set()
+        for start in range(len(words)):
+            for cue in ENDINGS:
+                if tuple(words[start : start + len(cue)]) != cue:
+                    continue
+                reach, i = 0, start + len(cue)
+                while i < len(words) and reach < _REACH:
+                    if words[i] not in _FILLER:
+                        ended.add(i)
+                        reach += 1
+                    i += 1
+        return all(i in ended for i in hits)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def from_ending(candidate: ExtractedFact, text: str) -> bool:
+    """Whether the candidate's value is one ``text`` says only as ended: not a current fact.
+    A value said nowhere, and a note, are not judged here."""
+    return candidate.predicate is not None and ends(text, candidate.value)
