@@ -70,20 +70,38 @@ def askable(candidate_value: Mapping[str, Any], existing_value: Mapping[str, Any
     ``employer = Nubank`` linked to ``occupation`` is stored ``{"employer": "Nubank"}``).
     On the tune split the 1.5B said "yes" to every such question, wrongly for three of five
     (bench/results/extraction/HISTORY.md): a wrong "yes" retires a true fact, a missing one
-    leaves the conflict for a person."""
+    leaves the conflict for a person. A linked *flag* is asked (``diet = {"veganism":
+    "yes"}``): its name is the new value of the linked attribute ("the diet is now
+    veganism"), the one right "yes" of those five."""
     keys = set(candidate_value)
-    return not (len(keys) == 1 and keys != {"value"} and not keys & set(existing_value))
+    if not (len(keys) == 1 and keys != {"value"} and not keys & set(existing_value)):
+        return True
+    return any(_flag(v) for v in candidate_value.values())
+
+
+def _flag(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().casefold() in _YES)
+
+
+_YES = frozenset({"yes", "true"})
 
 
 def _short(text: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "\u2026"
 
 
+def _spaced(value: str) -> str:
+    # A small model writes values in snake_case ("35_km_per_week"); asked about them so, the
+    # 1.5B said "I'm up to 35 km a week now" does not make 20_km_per_week 35_km_per_week,
+    # and yes to the same words spaced (tune split). The user's own words are shown as said.
+    return _short(value.replace("_", " "))
+
+
 def _question(attribute: str, earlier: str, newer: str, said: str) -> str:
     words = " ".join(attribute.split("_"))[:MAX_SHOWN]
     return (
         f"Message from the user: {_short(said)}\nDoes this message say that the user's "
-        f"{words} is now {_short(newer)} instead of {_short(earlier)}?"
+        f"{words} is now {_spaced(newer)} instead of {_spaced(earlier)}?"
     )
 
 

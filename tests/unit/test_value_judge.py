@@ -152,6 +152,9 @@ def test_a_linked_fact_under_its_own_name_waits_for_a_person() -> None:
     not put to the judge, whose "yes" to it would retire the true occupation."""
     decision, before = _conflict(pinned=False, value={"partner": "Javier"})
     assert flagged(decision, before) == []
+    # A linked flag names the new value itself ("the diet is now veganism"): asked.
+    decision, before = _conflict(pinned=False, value={"veganism": "yes"})
+    assert [q.kind for q in flagged(decision, before)] == ["value"]
     decision, before = _conflict(pinned=False, value={"value": "Lyon", "since": "May"})
     assert [q.kind for q in flagged(decision, before)] == ["value"]
 
@@ -166,7 +169,11 @@ def test_only_a_lone_key_the_challenged_value_lacks_is_held_back(
     lone_foreign = (
         len(candidate) == 1 and "value" not in candidate and not set(candidate) & set(existing)
     )
-    assert value_judge.askable(candidate, existing) is not lone_foreign
+    flag = any(
+        v is True or (isinstance(v, str) and v.strip().casefold() in ("yes", "true"))
+        for v in candidate.values()
+    )
+    assert value_judge.askable(candidate, existing) is not (lone_foreign and not flag)
     # A scalar answer ({"value": x}) is always asked, whatever the challenged value.
     assert value_judge.askable({"value": candidate.get("value")}, existing)
 
@@ -216,3 +223,12 @@ def test_any_message_and_values_are_judged_ended_by_the_ending_rule(
         return
     for q in flagged(decision, before, message):
         assert q.ended == ends(message, {"value": old})
+
+
+@given(value=st.text(max_size=150), said=st.text(max_size=150))
+def test_values_are_shown_spaced_and_the_message_as_said(value: str, said: str) -> None:
+    """snake_case values read as words ("35_km_per_week"); the user's words are not touched."""
+    q = replace(question(1, new=value), candidate_statement=said or "x")
+    last = value_judge.build_prompt(q)[-1]["content"]
+    assert f"is now {value.replace('_', ' ')} instead of Paris?" in last
+    assert last.startswith(f"Message from the user: {said or 'x'}\n")
