@@ -56,6 +56,7 @@ from processors.grounding import (
     from_question,
     is_echo,
 )
+from processors.quantity import restated
 from processors.resolution import handle
 from processors.validation import validate_candidates
 from schemas.facts import Fact
@@ -315,6 +316,9 @@ class ExtractionStage:
                 own := unprefix_self(c.predicate, names)
             ):
                 c = c.model_copy(update={"predicate": own})
+            if listed and (said := restated(c, listed, job.event.content)) is not None:
+                c = said  # the listed number handed back; the message says the new one
+                self.metrics.inc("consolidator_candidates_restated_total")
             if listed and is_echo(c, listed, job.event.content):
                 reason = "echo"
             elif from_question(c, job.event.content):

@@ -1,0 +1,108 @@
+"""A changed quantity the model handed back as the old one.
+
+Asked again with the known facts listed (the again step of ``streams.consolidation.extraction``),
+the 1.5B answered "I'm up to 25 km a week now, training for my first half marathon." with
+``running_distance = 10`` ("The user runs 10 km a week."): the listed value, which the echo
+guard then drops, so the change is lost (tune split, rosa). The message's own words say what
+the number became: the same frame ("km") after another number.
+
+``restated``: when a candidate equals a listed fact (same predicate or handle, same value),
+its value holds exactly one number N, its statement says N right before a word W, and the
+message says exactly one number M other than N right before W and never says N, the
+candidate is the change: N is read as M in its value and statement.
+
+Invariants:
+- Pure and deterministic; never raises for any candidate, fact or text (None when unsure).
+- Only a candidate equal to a listed fact is rewritten, and only its one number: anything
+  else about it is kept as the model gave it.
+- A message that also says N, says two different numbers before W, or names no W after a
+  number leaves the candidate alone (None): it is then judged as an echo, as before.
+- Whole integers only (digits or the number words one to twenty), English-only framing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from processors.grounding import leaves, word_list
+from processors.normalize import canonical_value
+from processors.resolution import handle
+from schemas.facts import ExtractedFact, Fact
+
+_DIGITS = re.compile(r"(?<![\d.])\d+(?![\d.])")
+_MAX_DIGITS = 12  # a count, a distance, an age: not an id
+
+
+def _numbers(value: Any) -> list[str]:
+    out: list[str] = []
+    for leaf in leaves(value):
+        if isinstance(leaf, bool) or leaf is None:
+            continue
+        if isinstance(leaf, int):
+            out.append(str(leaf))
+        elif isinstance(leaf, float):
+            out.append(str(int(leaf)) if leaf.is_integer() else "x")
+        elif isinstance(leaf, str):
+            out += _DIGITS.findall(leaf)
+    return out
+
+
+def _frames(words: list[str], number: str | None = None) -> dict[str, set[str]]:
+    """Number -> the words right after it."""
+    out: dict[str, set[str]] = {}
+    for i, w in enumerate(words[:-1]):
+        if w.isdigit() and (number is None or w == number):
+            out.setdefault(w, set()).add(words[i + 1])
+    return out
+
+
+def _swap(leaf: Any, old: str, new: str) -> Any:
+    if isinstance(leaf, bool) or leaf is None:
+        return leaf
+    if isinstance(leaf, int) or (isinstance(leaf, float) and leaf.is_integer()):
+        return type(leaf)(int(new)) if str(int(leaf)) == old else leaf
+    if isinstance(leaf, str):
+        return re.sub(rf"(?<![\d.]){old}(?![\d.])", new, leaf)
+    if isinstance(leaf, list):
+        return [_swap(x, old, new) for x in leaf]
+    if isinstance(leaf, dict):
+        return {k: _swap(v, old, new) for k, v in leaf.items()}
+    return leaf
+
+
+def restated(candidate: ExtractedFact, listed: list[Fact], text: str) -> ExtractedFact | None:
+    """The candidate with its echoed number read as the message's new one, or None."""
+    try:
+        if candidate.predicate is None or not candidate.statement:
+            return None
+        value = canonical_value(candidate.value or {})
+        if not any(
+            f.predicate is not None
+            and (f.predicate == candidate.predicate or handle(f.id) == candidate.target)
+            and canonical_value(f.value) == value
+            for f in listed
+        ):
+            return None
+        found = set(_numbers(candidate.value))
+        if len(found) != 1:
+            return None
+        (old,) = found
+        if not old.isdigit() or len(old) > _MAX_DIGITS:
+            return None
+        frame = _frames(word_list(candidate.statement), old).get(old, set())
+        said = _frames(word_list(text))
+        if not frame or old in said or old in word_list(text):
+            return None
+        news = {n for n, after in said.items() if after & frame and len(n) <= _MAX_DIGITS}
+        if len(news) != 1:
+            return None
+        (new,) = news
+        return candidate.model_copy(
+            update={
+                "value": _swap(candidate.value, old, new),
+                "statement": _swap(candidate.statement, old, new),
+            }
+        )
+    except (TypeError, ValueError, RecursionError):
+        return None
