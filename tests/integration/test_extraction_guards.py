@@ -3,7 +3,8 @@ database with the local models' setting (no facts in the extraction prompt): an 
 to a message that speaks of a change is asked once more with the subject's facts listed, and
 what that answer says supersedes; a value copied from the prompt's worked examples is dropped
 and counted, never stored, and so is a value said only in a wish or a hypothetical; a
-message without a word of change is never asked twice.
+message without a word of change is never asked twice, and a listed number handed back
+by the again step is read as the one the message says.
 
 The model is a local OpenAI-compatible stub answering by the message it is shown, so each
 answer depends only on what the prompt holds, as a real model's would."""
@@ -37,9 +38,22 @@ def _c(predicate: str, value: str, action: str = "create") -> dict[str, Any]:
     return {"predicate": predicate, "value": {"value": value}, "action": action}
 
 
+def _run(km: int, action: str = "create") -> dict[str, Any]:
+    statement = f"The user runs {km} km a week."
+    return {
+        "predicate": "running",
+        "value": {"value": km},
+        "action": action,
+        "statement": statement,
+    }
+
+
 # message -> (answer when no facts are listed, answer when they are)
 ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "I live in Paris.": ([_c("home_city", "Paris")], [_c("home_city", "Paris")]),
+    "I run 10 km a week.": ([_run(10)], [_run(10)]),
+    # Asked again, the listed number handed back: read as the message's new one.
+    "I'm up to 25 km a week now.": ([], [_run(10, "supersede")]),
     # Nothing to anchor the change without the facts; with them, the model names it.
     "Please switch it to Lyon from now on.": ([], [_c("home_city", "Lyon", "supersede")]),
     # The worked example's old city, never said by the user.
@@ -89,18 +103,21 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
         )
         messages = list(ANSWERS)
         with WorkerProcess(s, tmp_path / "w.log") as w:
-            sdk.publish_events(s, [event("e1", day=1, content=messages[0])])
-            wait_applied(s, w, 1)
+            sdk.publish_events(
+                s, [event(f"e{i}", day=1, content=m) for i, m in enumerate(messages[:2], start=1)]
+            )
+            wait_applied(s, w, 2)
             sdk.publish_events(
                 s,
-                [event(f"e{i}", day=i, content=m) for i, m in enumerate(messages[1:], start=2)],
+                [event(f"e{i}", day=i, content=m) for i, m in enumerate(messages[2:], start=3)],
             )
             wait_applied(s, w, len(messages))
             got = w.metrics()
-            # The two messages with a word of change left with nothing (one by the examples
+            # The three messages with a word of change left with nothing (one by the examples
             # guard) were asked again with the facts; "Good evening!" never was.
-            assert metric(got, "consolidator_extraction_calls_total", kind="again") == 2
-            assert sorted(m for m, listed in ASKED if listed) == sorted(messages[1:3])
+            assert metric(got, "consolidator_extraction_calls_total", kind="again") == 3
+            assert sorted(m for m, listed in ASKED if listed) == sorted(messages[2:5])
+            assert metric(got, "consolidator_candidates_restated_total") == 1
             assert metric(got, "consolidator_candidates_rejected_total", reason="example") == 1
             hypothetical = metric(
                 got, "consolidator_candidates_rejected_total", reason="hypothetical"
@@ -112,4 +129,11 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
         assert [(r["value"]["value"], r["status"]) for r in found] == [
             ("Paris", "superseded"),
             ("Lyon", "active"),
+        ]
+        found = rows(
+            s, "SELECT value, status FROM facts WHERE predicate = 'running' ORDER BY valid_from"
+        )
+        assert [(r["value"]["value"], r["status"]) for r in found] == [
+            (10, "superseded"),
+            (25, "active"),
         ]
