@@ -16,6 +16,13 @@ with no Latin letters keyed by a stable digest), so replay reproduces the key.
   ``occupation``. An ``about`` in snake_case, or in lower case beside a statement about the
   user ("The user speaks French", about ``language``), is a misplaced attribute name and is
   ignored.
+- With no ``about``, a statement that opens with a name of two to four capitalised words
+  ("Jonn Coal is a composer.", "Nora Fishel and Joren Sullivar met in 2015.") is about that
+  name (``named_in``): the 1.5B writes such statements but keys them ``occupation``, so
+  every person of a story shared one attribute and disputed each other's values
+  (bench/README.md, Letta). One capitalised word ("Mochi died in April", "Physics labs were
+  not for me") names no one here, nor does a statement opening with "The", "My", ..., nor
+  one that also names the user ("Big Thief is the user's favourite band").
 """
 
 from __future__ import annotations
@@ -57,6 +64,37 @@ def entity_slug(about: object) -> str | None:
         return None
     slug = "_".join(words)[:PREFIX_CHARS].strip("_")
     return slug if slug[:1].isalpha() else "e" + slug
+
+
+# A leading name: two to four capitalised words ("Jonn Coal", "Mary Ann O'Neil"), a
+# possessive "'s" on the last one allowed ("Jonn Coal's book").
+_LEADING_NAME = re.compile(r"\s*((?:[A-Z][\w\u2019'-]*\s+){1,3}[A-Z][\w\u2019'-]*)")
+_NOT_A_NAME_START = frozenset(
+    {"The", "A", "An", "User", "My", "I", "I'm", "Their", "His", "Her", "Our", "Its", "Your"}
+    | {"This", "That", "These", "Those", "Both", "All", "Every", "Each", "Some", "No", "It"}
+)
+
+
+# A statement that also names the user is the user's fact ("Big Thief is the user's favourite
+# band", "Nora Fishel and I met in 2015").
+_SAYS_USER = re.compile(r"(?i:\buser)|\b(?:I|me|my|we|us|our)\b")
+
+
+def named_in(statement: object) -> str | None:
+    """The name a statement opens with (module docstring), or None."""
+    if not isinstance(statement, str) or _SAYS_USER.search(statement[:400]):
+        return None
+    found = _LEADING_NAME.match(statement[:200])
+    if found is None:
+        return None
+    words = found.group(1).split()
+    if words[0] in _NOT_A_NAME_START:
+        return None
+    last = words[-1]
+    for mark in ("'s", "\u2019s"):
+        if last.endswith(mark):
+            words[-1] = last[: -len(mark)]
+    return " ".join(words) if all(w[:1].isupper() for w in words) else None
 
 
 _ABOUT_THE_USER = re.compile(r"^\s*(the\s+user\b|user\b|i\b|i'm\b|my\b)", re.IGNORECASE)

@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from processors.about import qualify
+from processors.about import named_in, qualify
 from processors.extraction_fake import fake_candidates
 from processors.extraction_prompts import (
     BATCH_EXAMPLES,
@@ -209,6 +209,8 @@ def lift_candidate(raw: object) -> object:
         return raw
     out = dict(raw)
     about = out.pop("about", None)
+    if about is None:
+        about = named_in(out.get("statement"))  # "Jonn Coal is a composer."
     predicate = out.get("predicate")
     if isinstance(predicate, str):
         if not predicate.strip():

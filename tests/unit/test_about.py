@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.about import entity_slug, qualify, self_names, unprefix_self
+from processors.about import entity_slug, named_in, qualify, self_names, unprefix_self
 from processors.extraction import lift_candidate
 from schemas.base import PREDICATE_PATTERN
 
@@ -124,3 +124,56 @@ def test_without_a_name_fact_no_prefix_is_taken_off(
 ) -> None:
     # The subject id is never a name: subject "home" keeps its home_city.
     assert unprefix_self(predicate, self_names(facts)) == predicate
+
+
+def test_a_statement_opening_with_a_name_is_that_name_s_attribute() -> None:
+    """The 1.5B writes "Jonn Coal is a composer." keyed ``occupation``: the statement's
+    leading name keys it; one capitalised word, a "The ..." opening or a statement that
+    also names the user does not."""
+    lifted = lift_candidate(
+        {"statement": "Jonn Coal is a composer.", "predicate": "occupation", "value": "composer"}
+    )
+    assert isinstance(lifted, dict) and lifted["predicate"] == "jonn_coal_occupation"
+    assert named_in("Rylan Gallaher contributed to Jonn Coal's book.") == "Rylan Gallaher"
+    assert named_in("Jonn Coal's book sold well.") == "Jonn Coal"
+    for about_the_user in (
+        "Mochi died in April.",
+        "The user is a dentist.",
+        "Big Thief is the user's favorite band.",
+        "Nora Fishel and I met in 2015.",
+        "My Sister Lives in Oslo.",
+    ):
+        assert named_in(about_the_user) is None, about_the_user
+    # A model's own about wins over the statement's name.
+    given_about = lift_candidate(
+        {"statement": "Jonn Coal is a composer.", "predicate": "job", "value": 1, "about": "me"}
+    )
+    assert isinstance(given_about, dict) and given_about["predicate"] == "job"
+
+
+@given(statement=st.text(max_size=300), predicate=st.from_regex(PREDICATE_PATTERN, fullmatch=True))
+def test_a_named_statement_never_raises_and_keys_validly(statement: str, predicate: str) -> None:
+    name = named_in(statement)
+    if name is not None:
+        assert statement.lstrip().startswith(name.split()[0])
+        assert not re.search(r"(?i)\buser", statement)
+    lifted = lift_candidate({"statement": statement, "predicate": predicate, "value": "x"})
+    assert isinstance(lifted, dict)
+    assert re.fullmatch(PREDICATE_PATTERN, str(lifted["predicate"]))
+
+
+@given(
+    first=st.from_regex(r"[A-Z][a-z]{1,10}", fullmatch=True),
+    last=st.from_regex(r"[A-Z][a-z]{1,10}", fullmatch=True),
+    rest=st.from_regex(r"[a-z ]{0,40}", fullmatch=True),
+)
+def test_any_two_word_name_keys_its_statement(first: str, last: str, rest: str) -> None:
+    if first in ("The", "An", "My", "Our", "Its", "His", "Her", "This", "That", "All", "Each"):
+        return
+    if re.search(r"\b(user|me|my|we|us|our)\b", rest):
+        return
+    lifted = lift_candidate(
+        {"statement": f"{first} {last} is {rest}.", "predicate": "trait", "value": "x"}
+    )
+    assert isinstance(lifted, dict)
+    assert lifted["predicate"] == f"{first.lower()}_{last.lower()}_trait"[:64].rstrip("_")
