@@ -12,8 +12,8 @@ Invariants:
   (``attribute_judge_acts_on``) is treated as ``unsure``. Command ids are uuid5 of the set
   id, so a replayed batch asks the same question and a repeated answer is applied once.
 - A pair whose newer message itself ends the existing value (``ended``, set by
-  ``streams.consolidation.jobs.flagged`` from ``processors.ending.ends``) is not asked: it
-  stands for ``same``, whatever ``attribute_judge_acts_on`` says.
+  ``streams.consolidation.jobs.flagged`` from ``processors.ending.ends``, never for a pinned
+  fact) is not asked: it stands for ``same``, whatever ``attribute_judge_acts_on`` says.
 """
 
 from __future__ import annotations

@@ -140,7 +140,8 @@ def flagged(
             continue
         if cs.reason == "value" and existing.pinned:
             continue  # pinned facts are untouchable by automated paths
-        ended = message is not None and ends(message, existing.value)
+        # A pinned fact is never retired on the message's evidence alone (automated path).
+        ended = not existing.pinned and message is not None and ends(message, existing.value)
         if (
             cs.reason == "value"
             and not ended

@@ -88,7 +88,7 @@ def test_any_answer_is_parsed_or_refused_whole(answer: object, lenient: bool) ->
 
 
 def _conflict(
-    pinned: bool, value: dict[str, object] | None = None
+    pinned: bool, value: dict[str, object] | None = None, reason: str = "value"
 ) -> tuple[Decision, SubjectState]:
     old = make_fact(id="old", predicate="home_city", value={"value": "Paris"}, pinned=pinned)
     new = make_fact(
@@ -108,6 +108,7 @@ def _conflict(
         status="open",
         fact_ids=("old", "new"),
         created_at=T0,
+        reason=reason,
     )
     decision = Decision(
         outcomes=("conflict",),
@@ -196,6 +197,10 @@ def test_a_message_that_ends_the_challenged_value_decides_without_the_model() ->
     assert q.ended
     pinned, before = _conflict(pinned=True)
     assert flagged(pinned, before, "I moved out of Paris.") == []
+    # An attribute pair is offered with a pinned fact, but never decided by the message.
+    pinned, before = _conflict(pinned=True, reason="possible_same_attribute")
+    (q,) = flagged(pinned, before, "I moved out of Paris.")
+    assert q.kind == "attribute" and not q.ended
 
 
 def test_an_ended_attribute_pair_acts_whatever_the_settings_trust() -> None:
