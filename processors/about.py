@@ -72,6 +72,12 @@ _LEADING_NAME = re.compile(r"\s*((?:[A-Z][\w\u2019'-]*\s+){1,3}[A-Z][\w\u2019'-]
 _NOT_A_NAME_START = frozenset(
     {"The", "A", "An", "User", "My", "I", "I'm", "Their", "His", "Her", "Our", "Its", "Your"}
     | {"This", "That", "These", "Those", "Both", "All", "Every", "Each", "Some", "No", "It"}
+    # Openers of time and place ("Next Friday Tom arrives", "In March Sarah ...").
+    | {"In", "On", "At", "Since", "After", "Before", "During", "From", "For", "With", "By"}
+    | {"Next", "Last", "Today", "Yesterday", "Tomorrow", "When", "While", "If", "Then", "Now"}
+    | {"January", "February", "March", "April", "May", "June", "July", "August"}
+    | {"September", "October", "November", "December", "Monday", "Tuesday", "Wednesday"}
+    | {"Thursday", "Friday", "Saturday", "Sunday", "Also", "Still", "Only", "Just", "Speaks"}
 )
 
 
@@ -152,3 +158,14 @@ def unprefix_self(predicate: str, names: Iterable[str]) -> str:
             best = slug
     rest = predicate[len(best) + 1 :]
     return rest if best and re.fullmatch(PREDICATE_PATTERN, rest) else predicate
+
+
+def own_predicate(predicate: str, statement: object, names: list[str]) -> str:
+    """``unprefix_self`` with the statement's leading name counted as the subject's when it
+    begins with one of theirs ("Sarah Chen works at Nubank", keyed ``sarah_chen_employer``,
+    from the user known as Sarah is ``employer``, not ``chen_employer``)."""
+    firsts = {n.split()[0] for n in names if n.split()}
+    named = named_in(statement)
+    if named and named.split()[0] in firsts:
+        names = [*names, named]
+    return unprefix_self(predicate, names)

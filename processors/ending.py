@@ -19,12 +19,17 @@ Invariants:
   number, of it), every mention of which sits right after an ending (two words past articles
   and the like): a value also said anywhere else ("I used to hate Paris, but now I live in
   Paris") is not ended. A value with no such word is never ended.
+- ``ends(..., strict=True)``, what decides a conflict, is never true where the plain form is
+  not: it reads each sentence alone and ignores a negated ending, one said of someone else
+  without "I"/"we" before it, and the ambiguous "left"/"leaving"/"used to"; and a value
+  mentioned only by words under four letters ("new" of New York) is not said.
 - ``from_ending`` judges only a fact with a predicate (a note is never dropped here).
 - English-only, like the other guards of ``processors.grounding``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from processors.grounding import value_words, word_list
@@ -74,29 +79,70 @@ _FILLER = frozenset(
 _REACH = 2  # the object's first two words after the fillers
 
 
-def ends(text: str, value: Any) -> bool:
+# Deciding a conflict without the model (``strict``) asks more of the ending: the user's own
+# plain ending, in the sentence that says the value. "left" and "used to" also mean
+# departed and accustomed ("I left Lisbon on Friday for a conference", "I'm used to Berlin").
+_AMBIGUOUS = frozenset({("left",), ("leaving",), ("used", "to")})
+_NEGATIONS = frozenset({"not", "never", "t", "almost", "nearly", "barely", "hardly"})
+_FIRST_PERSON = frozenset({"i", "we"})
+# Someone else as the one who ends ("My husband quit Google", "My manager quit").
+_OTHERS = frozenset(
+    {"he", "she", "they", "his", "her", "their", "him", "them", "husband", "wife", "partner"}
+    | {"boyfriend", "girlfriend", "brother", "sister", "mom", "mum", "dad", "mother", "father"}
+    | {"parents", "friend", "friends", "manager", "boss", "son", "daughter", "kid", "kids"}
+    | {"neighbour", "neighbor", "colleague", "coworker", "roommate", "flatmate", "cousin"}
+)
+_SENTENCE = re.compile(r"[^.!?;\n]+")
+
+
+def ends(text: str, value: Any, *, strict: bool = False) -> bool:
     """Whether ``text`` says ``value`` and says it only right after words that end a state
-    ("I gave up on Arch", "traded in the Civic", "moved out of Leeds", "replaced my ThinkPad")."""
+    ("I gave up on Arch", "traded in the Civic", "moved out of Leeds", "replaced my ThinkPad").
+    ``strict`` (deciding a conflict): each ending is read within its sentence, and one that
+    is negated ("I never quit Google", "I almost sold the Tesla"), said of someone else with
+    no "I"/"we" before it ("My husband quit Google"), or ambiguous ("left", "used to") does
+    not count."""
     try:
         wanted = value_words(value)
-        words = word_list(text)
-        hits = [i for i, w in enumerate(words) if w in wanted]
-        if not wanted or not hits:
+        if not wanted:
             return False
-        ended: set[int] = set()
-        for start in range(len(words)):
-            for cue in ENDINGS:
-                if tuple(words[start : start + len(cue)]) != cue:
-                    continue
-                reach, i = 0, start + len(cue)
-                while i < len(words) and reach < _REACH:
-                    if words[i] not in _FILLER:
-                        ended.add(i)
-                        reach += 1
-                    i += 1
-        return all(i in ended for i in hits)
+        parts = _SENTENCE.findall(text) if strict else [text]
+        said = False
+        for part in parts:
+            words = word_list(part)
+            hits = [i for i, w in enumerate(words) if w in wanted]
+            if not hits:
+                continue
+            if not all(i in _ended(words, strict) for i in hits):
+                return False
+            # Strict: a short word alone ("new" of "New York" in "sold my new car") is no
+            # mention of the value.
+            said = said or not strict or any(len(words[i]) >= 4 or words[i].isdigit() for i in hits)
+        return said
     except (TypeError, ValueError, RecursionError):
         return False
+
+
+def _ended(words: list[str], strict: bool) -> set[int]:
+    """The positions of ``words`` an ending reaches."""
+    ended: set[int] = set()
+    for start in range(len(words)):
+        for cue in ENDINGS:
+            if tuple(words[start : start + len(cue)]) != cue:
+                continue
+            if strict and (
+                cue in _AMBIGUOUS
+                or set(words[max(0, start - 2) : start]) & _NEGATIONS
+                or (set(words[:start]) & _OTHERS and not set(words[:start]) & _FIRST_PERSON)
+            ):
+                continue
+            reach, i = 0, start + len(cue)
+            while i < len(words) and reach < _REACH:
+                if words[i] not in _FILLER:
+                    ended.add(i)
+                    reach += 1
+                i += 1
+    return ended
 
 
 def from_ending(candidate: ExtractedFact, text: str) -> bool:

@@ -16,8 +16,12 @@ Invariants:
 - Only a candidate equal to a listed fact is rewritten, and only its one number: anything
   else about it is kept as the model gave it.
 - A message that also says N, says two different numbers before W, or names no W after a
-  number leaves the candidate alone (None): it is then judged as an echo, as before.
-- Whole integers only (digits or the number words one to twenty), English-only framing.
+  number leaves the candidate alone (None): it is then judged as an echo, as before. So
+  does a statement that says N only in words ("runs ten km"): both would not be rewritten.
+- A number in a sentence that names someone else ("My daughter turned 6 years old today!")
+  is not the user's; a number inside another ("12.5", "1,500", "twenty-five") is none.
+- Only for the again step (``streams.consolidation.extraction``: an empty first answer to a
+  message that speaks of a change); whole integers only, English-only framing.
 """
 
 from __future__ import annotations
@@ -25,13 +29,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from processors.grounding import leaves, word_list
+from processors.grounding import _NUMBERS as _NUMBER_WORDS
+from processors.grounding import leaves
 from processors.normalize import canonical_value
 from processors.resolution import handle
 from schemas.facts import ExtractedFact, Fact
 
 _DIGITS = re.compile(r"(?<![\d.])\d+(?![\d.])")
 _MAX_DIGITS = 12  # a count, a distance, an age: not an id
+# Tokens with their punctuation: "12.5", "1,500" and "twenty-five" are one token each, so
+# none of them is read as a whole number it only contains.
+_TOKEN = re.compile(r"[\w.,'\u2019-]+")
+_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?=\S))+")  # "12.5" stays in its sentence
+# Someone else's number ("My daughter turned 6 years old today!").
+_OTHERS = frozenset(
+    {"he", "she", "they", "his", "her", "their", "husband", "wife", "partner", "boyfriend"}
+    | {"girlfriend", "brother", "sister", "mom", "mum", "dad", "mother", "father", "friend"}
+    | {"son", "daughter", "kid", "kids", "baby", "dog", "cat", "puppy", "neighbour", "neighbor"}
+    | {"colleague", "boss", "manager", "roommate", "cousin", "its"}
+)
 
 
 def _numbers(value: Any) -> list[str]:
@@ -48,12 +64,24 @@ def _numbers(value: Any) -> list[str]:
     return out
 
 
-def _frames(words: list[str], number: str | None = None) -> dict[str, set[str]]:
-    """Number -> the words right after it."""
+def _number(token: str) -> str | None:
+    bare = token.rstrip(".,").casefold()
+    if bare.isdigit() and bare.isascii():
+        return bare.lstrip("0") or "0"
+    return _NUMBER_WORDS.get(bare)
+
+
+def _frames(text: str) -> dict[str, set[str]]:
+    """Number -> the words right after it, in sentences that name no one else."""
     out: dict[str, set[str]] = {}
-    for i, w in enumerate(words[:-1]):
-        if w.isdigit() and (number is None or w == number):
-            out.setdefault(w, set()).add(words[i + 1])
+    for sentence in _SENTENCE.findall(text):
+        tokens = _TOKEN.findall(sentence)
+        if {t.strip(".,").casefold() for t in tokens} & _OTHERS:
+            continue
+        for i, token in enumerate(tokens[:-1]):
+            n = _number(token)
+            if n is not None and not token.rstrip(".,").endswith((".", ",")):
+                out.setdefault(n, set()).add(tokens[i + 1].strip(".,").casefold())
     return out
 
 
@@ -88,11 +116,14 @@ def restated(candidate: ExtractedFact, listed: list[Fact], text: str) -> Extract
         if len(found) != 1:
             return None
         (old,) = found
-        if not old.isdigit() or len(old) > _MAX_DIGITS:
+        if not old.isdigit() or len(old) > _MAX_DIGITS or not _DIGITS.search(candidate.statement):
             return None
-        frame = _frames(word_list(candidate.statement), old).get(old, set())
-        said = _frames(word_list(text))
-        if not frame or old in said or old in word_list(text):
+        if old not in _DIGITS.findall(candidate.statement):
+            return None  # "runs ten km": the statement could not be rewritten to match
+        frame = _frames(candidate.statement).get(old, set())
+        said = _frames(text)
+        everywhere = {_number(t) for t in _TOKEN.findall(text)}
+        if not frame or old in everywhere:
             return None
         news = {n for n, after in said.items() if after & frame and len(n) <= _MAX_DIGITS}
         if len(news) != 1:

@@ -16,14 +16,15 @@ between runs); asked this way it answered 12 of 15 probe items right, with one w
 
 Invariants:
 - Only an open value conflict whose challenged fact is active and not pinned, and whose
-  candidate is not a linked fact under its own name (``askable``), is offered
-  (pinned facts are untouchable by automated paths); the judge sees the attribute, both
+  candidate is not a linked fact under its own name other than a flag (``askable``), is
+  offered (pinned facts are untouchable by automated paths); the judge sees the attribute, both
   values and the newer event's words (or the newer statement), each bounded (``MAX_SHOWN``
   characters): never ids of sets or of people.
 - A question whose newer message itself ends the challenged value (``ended``:
-  ``processors.ending.ends``, "I left Infosys") is not put to the model: it acts as a
-  ``yes``. That holds for a linked value under its own name too, which is otherwise never
-  offered (``askable``).
+  ``processors.ending.ends``, strict: "I quit Infosys") is not put to the model: it acts as
+  a ``yes``. A linked value under its own name is never offered, ended or not (``askable``:
+  "I quit Infosys for Nubank, same job" ends only the employer inside the occupation),
+  unless it is a flag (``diet = {"veganism": "yes"}``, shown as that object).
 - A decision is trusted only for the set it was asked about; only ``yes`` acts
   (``keep_new``); ``no`` leaves the set for a person, so a wrong "no" loses nothing, and an
   answer that is neither is refused whole (``MalformedJudgeAnswer``).
@@ -71,8 +72,8 @@ def askable(candidate_value: Mapping[str, Any], existing_value: Mapping[str, Any
     On the tune split the 1.5B said "yes" to every such question, wrongly for three of five
     (bench/results/extraction/HISTORY.md): a wrong "yes" retires a true fact, a missing one
     leaves the conflict for a person. A linked *flag* is asked (``diet = {"veganism":
-    "yes"}``): its name is the new value of the linked attribute ("the diet is now
-    veganism"), the one right "yes" of those five."""
+    "yes"}``, shown as that object): its name reads as the new value of the linked
+    attribute, and it was the one right "yes" of those five."""
     keys = set(candidate_value)
     if not (len(keys) == 1 and keys != {"value"} and not keys & set(existing_value)):
         return True
@@ -94,7 +95,8 @@ def _spaced(value: str) -> str:
     # A small model writes values in snake_case ("35_km_per_week"); asked about them so, the
     # 1.5B said "I'm up to 35 km a week now" does not make 20_km_per_week 35_km_per_week,
     # and yes to the same words spaced (tune split). The user's own words are shown as said.
-    return _short(value.replace("_", " "))
+    # One underscore may be a handle's own ("ada_l"): only a value in snake_case words.
+    return _short(value.replace("_", " ") if value.count("_") >= 2 else value)
 
 
 def _question(attribute: str, earlier: str, newer: str, said: str) -> str:

@@ -45,7 +45,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from processors import attribute_link
-from processors.about import self_names, unprefix_self
+from processors.about import own_predicate, self_names
 from processors.ending import from_ending
 from processors.extraction import MAX_ACTIVE_IN_PROMPT
 from processors.extraction_context import speaks_of_change
@@ -176,7 +176,7 @@ class ExtractionStage:
         except (MalformedOutput, ProviderError) as exc:
             log.warning("event %s: asking again failed: %s", job.event.event_id, exc)
             return
-        self._accept(job, raw, known)
+        self._accept(job, raw, known, again=True)
 
     async def _link(self, job: Job, known: list[Fact]) -> None:
         """The link step for one extracted job (``processors.attribute_link``): fills
@@ -299,7 +299,9 @@ class ExtractionStage:
             return
         self._accept(job, raw, active)
 
-    def _accept(self, job: Job, raw: list[object], listed: list[Fact]) -> None:
+    def _accept(
+        self, job: Job, raw: list[object], listed: list[Fact], *, again: bool = False
+    ) -> None:
         result = validate_candidates(raw, self.settings.min_confidence)
         for rej in result.rejected:
             self.metrics.inc("consolidator_candidates_rejected_total", reason=rej.kind)
@@ -313,11 +315,13 @@ class ExtractionStage:
         )
         for c in result.valid:
             if c.predicate is not None and c.predicate != (
-                own := unprefix_self(c.predicate, names)
+                own := own_predicate(c.predicate, c.statement, names)
             ):
                 c = c.model_copy(update={"predicate": own})
-            if listed and (said := restated(c, listed, job.event.content)) is not None:
-                c = said  # the listed number handed back; the message says the new one
+            # Asked again about a change, the listed number handed back; the message says
+            # the new one (processors.quantity).
+            if again and listed and (said := restated(c, listed, job.event.content)):
+                c = said
                 self.metrics.inc("consolidator_candidates_restated_total")
             if listed and is_echo(c, listed, job.event.content):
                 reason = "echo"

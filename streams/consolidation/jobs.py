@@ -116,12 +116,12 @@ def flagged(
     """The conflict sets a decision opened or extended, as judge questions: every
     possible_same_attribute set, and every value conflict whose challenged fact is not
     pinned and whose candidate is not a linked value under its own name
-    (``processors.value_judge.askable``) unless the message ends the challenged value.
+    (``processors.value_judge.askable``).
 
     ``message`` is the deciding event's text: a value question shows it as what the newer
     side said (the evidence, where the candidate's statement is the extractor's paraphrase
-    of it), and a question whose message ends the existing value ("I left Infosys",
-    ``processors.ending.ends``) is marked ``ended``: decided without the model.
+    of it), and a question whose message ends the existing value ("I quit Infosys",
+    ``processors.ending.ends``, strict) is marked ``ended``: decided without the model.
 
     The challenged fact may be one the same decision wrote ("I traded in the Civic for a
     Tesla": two values of one attribute from one event), so the decision's own active
@@ -140,14 +140,14 @@ def flagged(
             continue
         if cs.reason == "value" and existing.pinned:
             continue  # pinned facts are untouchable by automated paths
-        # A pinned fact is never retired on the message's evidence alone (automated path).
-        ended = not existing.pinned and message is not None and ends(message, existing.value)
-        if (
-            cs.reason == "value"
-            and not ended
-            and not value_judge.askable(ch.fact.value, existing.value)
-        ):
+        if cs.reason == "value" and not value_judge.askable(ch.fact.value, existing.value):
             continue
+        # A pinned fact is never retired on the message's evidence alone (automated path).
+        ended = (
+            not existing.pinned
+            and message is not None
+            and ends(message, existing.value, strict=True)
+        )
         pair = OfferedPair(
             set_id=cs.id,
             project_id=cs.project_id,

@@ -8,7 +8,9 @@ so they become aliases through the log, and a replay rebuilds them.
 
 Value conflicts (``processors.value_judge``) are offered the same way and asked after, one
 yes/no question each; only a ``yes`` becomes a command (``keep_new``). A pair whose newer
-message ends the existing value (``OfferedPair.ended``) is decided without a call.
+message ends the existing value (``OfferedPair.ended``) is decided without a call, and
+published before any call is made, so a failing call cannot hold it; with the judge off
+(the ``fake`` provider), it waits for a person like the rest.
 
 Invariants: fails soft: any error of the call, a malformed answer or a refused publish is
 logged and counted (``consolidator_attribute_judge_errors_total``) and changes nothing (the
@@ -36,6 +38,7 @@ from processors.attribute_judge import (
     parse_answer,
 )
 from schemas import topics
+from schemas.commands import Command
 from schemas.settings_groups import LLMSettings
 from streams.llm.client import StructuredChat
 from streams.metrics import Metrics
@@ -64,9 +67,11 @@ class AttributeJudge:
         """Ask, and publish the resolutions; returns how many were published (0 on failure).
         Attribute questions and value conflicts are asked in a call each, the second only
         when the first did not fail."""
-        attributes = [p for p in pairs if p.kind == "attribute"][:MAX_PAIRS]
-        values = [p for p in pairs if p.kind == "value"][:MAX_PAIRS]
-        published = 0
+        # Decided by the message's own evidence first: no call's failure can hold them.
+        published = await self._publish_ended([p for p in pairs if p.ended])
+        open_ = [p for p in pairs if not p.ended]
+        attributes = [p for p in open_ if p.kind == "attribute"][:MAX_PAIRS]
+        values = [p for p in open_ if p.kind == "value"][:MAX_PAIRS]
         for asked, kind in ((attributes, "attribute"), (values, "value")):
             if asked:
                 done = await self._ask(asked, kind)
@@ -80,14 +85,37 @@ class AttributeJudge:
             self.chat.complete(messages, name, schema), timeout=self.settings.timeout_s
         )
 
+    async def _publish_ended(self, pairs: Sequence[OfferedPair]) -> int:
+        """The ``keep_new`` of every pair whose message ends the existing value, published
+        without a call; 0 (logged and counted) when the publish fails."""
+        now = datetime.now(UTC)
+        cmds = value_judge.commands([p for p in pairs if p.kind == "value"], {}, now)
+        cmds += commands([p for p in pairs if p.kind == "attribute"], {}, now, ())
+        try:
+            await self._publish(cmds)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # fail soft: the sets wait for a person
+            self.metrics.inc("consolidator_attribute_judge_errors_total", kind="ended")
+            log.warning("ended decisions not published: %s: %s", type(exc).__name__, exc)
+            return 0
+        self.metrics.inc("consolidator_attribute_judge_decisions_total", len(cmds), kind="ended")
+        return len(cmds)
+
+    async def _publish(self, cmds: Sequence[Command]) -> None:
+        msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
+            (self.topic, c.key, orjson.dumps(c.model_dump(mode="json")), []) for c in cmds
+        ]
+        if msgs:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, self.publisher.publish, msgs)
+
     async def _ask(self, pairs: Sequence[OfferedPair], kind: str) -> int:
-        # A pair whose message ends the existing value is decided without a call (``ended``).
-        asked = [q for q in pairs if not q.ended]
         verdicts: dict[str, str] = {}
         try:
             if kind == "value":
                 # One yes/no question per conflict (processors.value_judge).
-                for q in asked:
+                for q in pairs:
                     answer = await self._complete(
                         value_judge.build_prompt(q),
                         value_judge.FORMAT_NAME,
@@ -96,29 +124,22 @@ class AttributeJudge:
                     verdicts[q.set_id] = value_judge.parse(answer.text, lenient=answer.lenient)
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
-                if asked:
-                    answer = await self._complete(build_prompt(asked), FORMAT_NAME, JSON_SCHEMA)
-                    verdicts = parse_answer(answer.text, asked, lenient=answer.lenient)
+                answer = await self._complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA)
+                verdicts = parse_answer(answer.text, pairs, lenient=answer.lenient)
                 acts_on = (
                     ("same", "different")
                     if self.settings.attribute_judge_acts_on == "both"
                     else ("different",)
                 )
                 cmds = commands(pairs, verdicts, datetime.now(UTC), acts_on)
-            msgs: list[tuple[str, str | bytes | None, bytes, list[tuple[str, bytes]]]] = [
-                (self.topic, c.key, orjson.dumps(c.model_dump(mode="json")), []) for c in cmds
-            ]
-            if msgs:
-                loop = asyncio.get_running_loop()
-                await loop.run_in_executor(None, self.publisher.publish, msgs)
+            await self._publish(cmds)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # fail soft: the sets wait for a person
             self.metrics.inc("consolidator_attribute_judge_errors_total", kind=kind)
             log.warning("%s judge skipped: %s: %s", kind, type(exc).__name__, exc)
             return -1
-        if asked:
-            self.metrics.inc("consolidator_attribute_judge_calls_total", kind=kind)
+        self.metrics.inc("consolidator_attribute_judge_calls_total", kind=kind)
         self.metrics.inc("consolidator_attribute_judge_decisions_total", len(cmds), kind=kind)
         return len(cmds)
 

@@ -104,16 +104,16 @@ def test_a_linked_value_under_its_own_name_is_never_put_to_the_judge(
 def test_a_message_that_ends_the_old_value_resolves_without_asking(
     settings: Settings, tmp_path: Path
 ) -> None:
-    """ "I left Infosys": the message itself ends the old value, so the conflict is resolved
-    for the newer side with no question, a linked value under its own name included, while
-    a judge that says no to everything keeps a change the message does not end waiting."""
+    """ "I quit Infosys": the message itself ends the old value, so the conflict is resolved
+    for the newer side with no question, while a judge that says no to everything keeps a
+    change the message does not end waiting."""
     s, _calls = _run(
         settings,
         tmp_path,
         "no",
         ("I work at Infosys.", "employer", "Infosys"),
-        ("I left Infosys, I'm at Swiggy now.", "employer", {"company": "Swiggy"}),
+        ("I quit Infosys, I'm at Swiggy now.", "employer", {"value": "Swiggy"}),
     )
     assert len(ASKED) == 1 and '"Lyon"' in ASKED[0]
-    assert _active(s) == {"employer": {"company": "Swiggy"}, "home_city": {"value": "Paris"}}
+    assert _active(s) == {"employer": {"value": "Swiggy"}, "home_city": {"value": "Paris"}}
     assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1

@@ -7,7 +7,14 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.about import entity_slug, named_in, qualify, self_names, unprefix_self
+from processors.about import (
+    entity_slug,
+    named_in,
+    own_predicate,
+    qualify,
+    self_names,
+    unprefix_self,
+)
 from processors.extraction import lift_candidate
 from schemas.base import PREDICATE_PATTERN
 
@@ -177,3 +184,16 @@ def test_any_two_word_name_keys_its_statement(first: str, last: str, rest: str) 
     )
     assert isinstance(lifted, dict)
     assert lifted["predicate"] == f"{first.lower()}_{last.lower()}_trait"[:64].rstrip("_")
+
+
+def test_the_users_full_name_opening_a_statement_is_the_user() -> None:
+    names = self_names([("name", {"value": "Sarah"})])
+    statement = "Sarah Chen works at Nubank."
+    lifted = lift_candidate({"statement": statement, "predicate": "employer", "value": "Nubank"})
+    assert isinstance(lifted, dict) and lifted["predicate"] == "sarah_chen_employer"
+    assert own_predicate("sarah_chen_employer", statement, names) == "employer"
+    # Someone else's full name keeps its owner.
+    other = "Nora Fishel works at Nubank."
+    assert own_predicate("nora_fishel_employer", other, names) == "nora_fishel_employer"
+    for opener in ("Next Friday Tom arrives.", "In March Sarah moved.", "Speaks French well."):
+        assert named_in(opener) is None, opener

@@ -41,9 +41,9 @@ def test_the_listed_number_handed_back_is_read_as_the_new_one() -> None:
     snake = cand(
         predicate="running_frequency",
         value={"value": "20_km_per_week"},
-        statement="The user runs twenty km per week.",
+        statement="The user runs 20 km per week.",
     )
-    fixed = restated(snake, [SNAKE], "Now I do 35 km per week.")
+    fixed = restated(snake, [SNAKE], "Now I do thirty-five km per week. No, 35 km per week.")
     assert fixed is not None and fixed.value == {"value": "35_km_per_week"}
 
 
@@ -54,6 +54,15 @@ def test_anything_less_than_one_clear_new_number_is_left_alone() -> None:
     assert restated(echo, [RUN], "Some weeks 25 km, some 30 km.") is None
     assert restated(echo, [RUN], "I'm 25 years old now.") is None
     assert restated(echo, [RUN], "Good morning!") is None
+    # Someone else's number, a number inside another, a statement that words its number.
+    aged = make_fact(id="age-1", predicate="age", value={"value": 34})
+    age = cand(predicate="age", value={"value": 34}, statement="The user is 34 years old.")
+    assert restated(age, [aged], "My daughter turned 6 years old today!") is None
+    assert restated(age, [aged], "Turned 35 years old yesterday!") is not None
+    assert restated(echo, [RUN], "I'm up to 12.5 km now.") is None
+    assert restated(echo, [RUN], "Up to twenty-five km a week now.") is None
+    worded = cand(predicate="running_distance", value={"value": 10}, statement="Runs ten km.")
+    assert restated(worded, [RUN], "Up to 25 km now.") is None
     # Not an echo of a listed fact: a new value is never rewritten here.
     other = cand(predicate="running_distance", value={"value": 12}, statement="Runs 12 km.")
     assert restated(other, [RUN], "Up to 25 km now.") is None
