@@ -7,6 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from processors.about import _NOT_A_NAME_START as NOT_A_NAME_START
 from processors.about import (
     entity_slug,
     named_in,
@@ -175,15 +176,17 @@ def test_a_named_statement_never_raises_and_keys_validly(statement: str, predica
     rest=st.from_regex(r"[a-z ]{0,40}", fullmatch=True),
 )
 def test_any_two_word_name_keys_its_statement(first: str, last: str, rest: str) -> None:
-    if first in ("The", "An", "My", "Our", "Its", "His", "Her", "This", "That", "All", "Each"):
-        return
     if re.search(r"\b(user|me|my|we|us|our)\b", rest):
         return
-    lifted = lift_candidate(
-        {"statement": f"{first} {last} is {rest}.", "predicate": "trait", "value": "x"}
-    )
+    statement = f"{first} {last} is {rest}."
+    lifted = lift_candidate({"statement": statement, "predicate": "trait", "value": "x"})
     assert isinstance(lifted, dict)
-    assert lifted["predicate"] == f"{first.lower()}_{last.lower()}_trait"[:64].rstrip("_")
+    if first in NOT_A_NAME_START:  # "In March", "Next Friday", "The Met"
+        assert named_in(statement) is None and lifted["predicate"] == "trait"
+    else:
+        assert named_in(statement) == f"{first} {last}"
+        assert lifted["predicate"] == qualify("trait", f"{first} {last}")
+        assert lifted["predicate"] != "trait" or entity_slug(f"{first} {last}") is None
 
 
 def test_the_users_full_name_opening_a_statement_is_the_user() -> None:
