@@ -85,14 +85,23 @@ _REACH = 2  # the object's first two words after the fillers
 _AMBIGUOUS = frozenset({("left",), ("leaving",), ("used", "to")})
 _NEGATIONS = frozenset({"not", "never", "t", "almost", "nearly", "barely", "hardly"})
 _FIRST_PERSON = frozenset({"i", "we"})
-# Someone else as the one who ends ("My husband quit Google", "My manager quit").
-_OTHERS = frozenset(
-    {"he", "she", "they", "his", "her", "their", "him", "them", "husband", "wife", "partner"}
-    | {"boyfriend", "girlfriend", "brother", "sister", "mom", "mum", "dad", "mother", "father"}
-    | {"parents", "friend", "friends", "manager", "boss", "son", "daughter", "kid", "kids"}
-    | {"neighbour", "neighbor", "colleague", "coworker", "roommate", "flatmate", "cousin"}
+# Someone else as the one a sentence is about ("My husband quit Google", "My daughter turned
+# 6 years old today!"): shared with processors.quantity.
+SOMEONE_ELSE = frozenset(
+    {"he", "she", "they", "his", "her", "their", "him", "them", "its", "husband", "wife"}
+    | {"partner", "boyfriend", "girlfriend", "brother", "sister", "mom", "mum", "dad"}
+    | {"mother", "father", "parents", "friend", "friends", "manager", "boss", "son"}
+    | {"daughter", "kid", "kids", "baby", "dog", "cat", "puppy", "neighbour", "neighbor"}
+    | {"colleague", "coworker", "roommate", "flatmate", "cousin"}
 )
-_SENTENCE = re.compile(r"[^.!?;\n]+")
+# A sentence ends at . ! ? ; or a line break, but not inside "12.5": shared with
+# processors.quantity.
+_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?=\S))+")
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences (``_SENTENCE``)."""
+    return _SENTENCE.findall(text)
 
 
 def ends(text: str, value: Any, *, strict: bool = False) -> bool:
@@ -106,7 +115,7 @@ def ends(text: str, value: Any, *, strict: bool = False) -> bool:
         wanted = value_words(value)
         if not wanted:
             return False
-        parts = _SENTENCE.findall(text) if strict else [text]
+        parts = sentences(text) if strict else [text]
         said = False
         for part in parts:
             words = word_list(part)
@@ -133,7 +142,7 @@ def _ended(words: list[str], strict: bool) -> set[int]:
             if strict and (
                 cue in _AMBIGUOUS
                 or set(words[max(0, start - 2) : start]) & _NEGATIONS
-                or (set(words[:start]) & _OTHERS and not set(words[:start]) & _FIRST_PERSON)
+                or (set(words[:start]) & SOMEONE_ELSE and not set(words[:start]) & _FIRST_PERSON)
             ):
                 continue
             reach, i = 0, start + len(cue)

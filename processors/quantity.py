@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from processors.ending import SOMEONE_ELSE, sentences
 from processors.grounding import _NUMBERS as _NUMBER_WORDS
 from processors.grounding import leaves
 from processors.normalize import canonical_value
@@ -40,14 +41,6 @@ _MAX_DIGITS = 12  # a count, a distance, an age: not an id
 # Tokens with their punctuation: "12.5", "1,500" and "twenty-five" are one token each, so
 # none of them is read as a whole number it only contains.
 _TOKEN = re.compile(r"[\w.,'\u2019-]+")
-_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?=\S))+")  # "12.5" stays in its sentence
-# Someone else's number ("My daughter turned 6 years old today!").
-_OTHERS = frozenset(
-    {"he", "she", "they", "his", "her", "their", "husband", "wife", "partner", "boyfriend"}
-    | {"girlfriend", "brother", "sister", "mom", "mum", "dad", "mother", "father", "friend"}
-    | {"son", "daughter", "kid", "kids", "baby", "dog", "cat", "puppy", "neighbour", "neighbor"}
-    | {"colleague", "boss", "manager", "roommate", "cousin", "its"}
-)
 
 
 def _numbers(value: Any) -> list[str]:
@@ -74,9 +67,9 @@ def _number(token: str) -> str | None:
 def _frames(text: str) -> dict[str, set[str]]:
     """Number -> the words right after it, in sentences that name no one else."""
     out: dict[str, set[str]] = {}
-    for sentence in _SENTENCE.findall(text):
+    for sentence in sentences(text):
         tokens = _TOKEN.findall(sentence)
-        if {t.strip(".,").casefold() for t in tokens} & _OTHERS:
+        if {t.strip(".,").casefold() for t in tokens} & SOMEONE_ELSE:
             continue
         for i, token in enumerate(tokens[:-1]):
             n = _number(token)

@@ -1,7 +1,9 @@
 """Which value conflicts the value judge is asked about, against a real worker, broker and
 database: a linked value kept under its own name (``occupation = {"employer": "Nubank"}``)
 waits for a person however willing the judge, while a plain change in the same run is asked
-and resolved (``processors.value_judge.askable``)."""
+and resolved (``processors.value_judge.askable``); a message that ends the old value ("I
+quit Infosys") is resolved with no question however unwilling the judge
+(``processors.ending``)."""
 
 from __future__ import annotations
 
@@ -83,37 +85,33 @@ def _active(s: Settings) -> dict[str, Any]:
     }
 
 
-def test_a_linked_value_under_its_own_name_is_never_put_to_the_judge(
-    settings: Settings, tmp_path: Path
-) -> None:
-    s, calls = _run(
-        settings,
-        tmp_path,
+CASES = {
+    # A judge that says yes to everything: only the plain move is asked; the
+    # employer-as-occupation waits, the true occupation still current.
+    "linked value never asked": (
         "yes",
         ("I'm an accountant.", "occupation", "accountant"),
         ("At Nubank now.", "occupation", {"employer": "Nubank"}),
-    )
-    assert calls >= 1
-    # Only the plain change was asked; the employer-as-occupation waits, the true
-    # occupation still current.
-    assert len(ASKED) == 1 and '"Lyon"' in ASKED[0]
-    assert _active(s) == {"occupation": {"value": "accountant"}, "home_city": {"value": "Lyon"}}
-    assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
-
-
-def test_a_message_that_ends_the_old_value_resolves_without_asking(
-    settings: Settings, tmp_path: Path
-) -> None:
-    """ "I quit Infosys": the message itself ends the old value, so the conflict is resolved
-    for the newer side with no question, while a judge that says no to everything keeps a
-    change the message does not end waiting."""
-    s, _calls = _run(
-        settings,
-        tmp_path,
+        {"occupation": {"value": "accountant"}, "home_city": {"value": "Lyon"}},
+    ),
+    # "I quit Infosys": the message itself ends the old value, resolved with no question,
+    # while a judge that says no to everything keeps the move it does not end waiting.
+    "ended without asking": (
         "no",
         ("I work at Infosys.", "employer", "Infosys"),
         ("I quit Infosys, I'm at Swiggy now.", "employer", {"value": "Swiggy"}),
-    )
+        {"employer": {"value": "Swiggy"}, "home_city": {"value": "Paris"}},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_which_value_conflicts_the_judge_decides(
+    settings: Settings, tmp_path: Path, case: str
+) -> None:
+    answer, old, new, active = CASES[case]
+    s, calls = _run(settings, tmp_path, answer, old, new)
+    assert calls >= 1
     assert len(ASKED) == 1 and '"Lyon"' in ASKED[0]
-    assert _active(s) == {"employer": {"value": "Swiggy"}, "home_city": {"value": "Paris"}}
+    assert _active(s) == active
     assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
