@@ -15,7 +15,10 @@
    an active fact's (a resolved ``possible_same_attribute`` conflict).
 4. ``same`` / ``unsure``: ``processors.attributes.decide`` on the two attributes (predicates,
    value shapes, the distance between the humanised predicates' embeddings), never the value
-   text. Pairs the project judged ``distinct`` are skipped.
+   text. Pairs the project judged ``distinct`` are skipped. Two predicates that share a
+   leading name (``jonn_coal_...``) are compared by what follows it (``attributes.compared``),
+   from the part vectors keyed ``attributes.part_key`` beside the predicates'; without them,
+   whole.
 5. ``link`` (``linked``): when 1-4 found nothing or only an unsure pair, the known fact the
    model's link step named (``processors.attribute_link``), unless the pair is guarded (a
    number or a qualifier differs) or judged ``distinct``. The adjudicator reads a link as a
@@ -39,11 +42,13 @@ import numpy.typing as npt
 from processors.attributes import (
     Bounds,
     attribute,
+    compared,
     decide,
     effective_distance,
     guarded,
     identical,
     lexical,
+    part_key,
 )
 from schemas.facts import ExtractedFact, Fact
 
@@ -70,6 +75,29 @@ def _by_handle(active: Mapping[str, Fact], target: str | None) -> Fact | None:
     return found[0] if len(found) == 1 else None  # ambiguous: ignored, never guessed
 
 
+def _distance(
+    mine: str,
+    cand_vector: Vector | None,
+    theirs: str,
+    vectors: Mapping[str, Vector],
+) -> float | None:
+    """The attribute distance of two predicates (module docstring, step 4)."""
+    a, b = lexical(mine), lexical(theirs)
+    texts = compared(a, b)
+    if texts != ((a.text, b.text),):
+        found = [
+            float(1.0 - float(np.dot(vectors[part_key(x)], vectors[part_key(y)])))
+            for x, y in texts
+            if part_key(x) in vectors and part_key(y) in vectors
+        ]
+        if len(found) == len(texts):
+            return min(found)
+    other = vectors.get(theirs)
+    if cand_vector is None or other is None:
+        return None
+    return float(1.0 - float(np.dot(cand_vector, other)))
+
+
 def _plausible(
     cand: ExtractedFact,
     cand_vector: Vector | None,
@@ -85,10 +113,9 @@ def _plausible(
     a, b = attribute(mine, cand.value), attribute(theirs, named.value)
     if identical(a, b):
         return True
-    other = vectors.get(theirs)
-    if cand_vector is None or other is None:
+    distance = _distance(mine, cand_vector, theirs, vectors)
+    if distance is None:
         return True
-    distance = float(1.0 - float(np.dot(cand_vector, other)))
     return effective_distance(a, b, distance, bounds) <= bounds.unsure_supersede
 
 
@@ -132,12 +159,7 @@ def resolve(
         assert f.predicate is not None
         if frozenset((predicate, f.predicate)) in distinct:
             continue
-        theirs = vectors.get(f.predicate)
-        distance = (
-            None
-            if cand_vector is None or theirs is None
-            else float(1.0 - float(np.dot(cand_vector, theirs)))
-        )
+        distance = _distance(predicate, cand_vector, f.predicate, vectors)
         # Cheap first: a pair neither identical by its words nor within the widest band is
         # different whatever its shape (the shape only ever adds distance).
         if not identical(mine, lexical(f.predicate)) and (distance is None or distance > widest):

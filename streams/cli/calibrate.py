@@ -6,7 +6,10 @@ their shapes take part), picks the bounds on the ``tune`` split
 (``processors.attribute_calibration.choose_bounds``) and prints leakage, flagged, false
 supersede and false conflict on ``tune`` and ``holdout``, for the chosen bounds and for the
 configured ones, separately for supersedes (values differ) and reinforcements (values equal),
-and on the blind holdout (``processors.attribute_pairs_blind``), which nothing is chosen on.
+and on the blind holdout (``processors.attribute_pairs_blind``), which nothing is chosen on;
+and ``named``: every labelled pair with the same name before both predicates
+(``ada_lovelace_home_city``), as a third party's attributes are keyed
+(``processors.about``), reported, never tuned on.
 The decisions are ``processors`` code; this module only does the I/O.
 
 Invariants:
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 import orjson
@@ -32,12 +35,16 @@ from processors.attribute_pairs import (
     reinforcement_pairs,
     same_pairs,
 )
-from processors.attributes import Bounds, attribute
+from processors.attributes import Bounds, attribute, compared
 from schemas.settings import Settings
 from streams.embedding.embedder import make_embedder
 
 if TYPE_CHECKING:
     from streams.cli.common import Subparsers
+
+
+# Names put before both predicates of every labelled pair for the ``named`` report.
+NAMES = ("ada_lovelace", "lake_tahoe")
 
 
 def _scores(settings: Settings) -> dict[str, list[PairScore]]:
@@ -54,22 +61,36 @@ def _scores(settings: Settings) -> dict[str, list[PairScore]]:
         for same, rows in ((True, blind.SAME), (False, blind.DIFFERENT))
         for lp, lv, rp, rv in rows
     ]
+    splits["named"] = [
+        (
+            replace(
+                p,
+                left_predicate=f"{n}_{p.left_predicate}",
+                right_predicate=f"{n}_{p.right_predicate}",
+            ),
+            a,
+        )
+        for n in NAMES
+        for rows in (splits["tune"], splits["holdout"], splits["blind"])
+        for p, a in rows
+        if a == "supersede"
+    ]
+    attrs = {
+        split: [
+            (attribute(p.left_predicate, p.left_value), attribute(p.right_predicate, p.right_value))
+            for p, _a in rows
+        ]
+        for split, rows in splits.items()
+    }
     texts = sorted(
-        {
-            attribute(p).text
-            for rows in splits.values()
-            for pair, _a in rows
-            for p in (pair.left_predicate, pair.right_predicate)
-        }
+        {t for pairs in attrs.values() for a, b in pairs for cut in compared(a, b) for t in cut}
     )
     vectors = dict(zip(texts, embedder.embed(texts), strict=True))
     out: dict[str, list[PairScore]] = {}
     for split, rows in splits.items():
         out[split] = []
-        for pair, action in rows:
-            a = attribute(pair.left_predicate, pair.left_value)
-            b = attribute(pair.right_predicate, pair.right_value)
-            d = float(1.0 - float(vectors[a.text] @ vectors[b.text]))
+        for (pair, action), (a, b) in zip(rows, attrs[split], strict=True):
+            d = min(float(1.0 - float(vectors[x] @ vectors[y])) for x, y in compared(a, b))
             out[split].append(score(a, b, d, pair.same, action))
     return out
 

@@ -4,7 +4,9 @@ Invariants:
 - Every text a decision needs has a vector: the candidates' embedding texts and the
   attributes (humanised predicates) of candidates and loaded active facts. The events'
   contents are embedded here only with ``inline``; by default (deferred) no decision waits
-  for them and ``streams.consolidation.episodic`` fills them in after the commit.
+  for them and ``streams.consolidation.episodic`` fills them in after the commit. The
+  attributes' tails (``processors.attributes.tails``: what follows a shared leading name)
+  are embedded beside them, keyed ``part_key``.
 - Only candidate and attribute texts go through ``EmbeddingCache`` (they recur across events
   and subjects; an episodic content rarely does), so the cache's memory stays bounded by its
   size whatever the traffic.
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from processors.adjudication import SubjectState
-from processors.attributes import attribute
+from processors.attributes import attribute, lexical, part_key, tails
 from processors.normalize import embedding_text
 from streams.consolidation.jobs import Job
 from streams.embedding.cache import EmbeddingCache
@@ -75,11 +77,13 @@ class VectorStage:
         vectors: Vectors,
         predicates: dict[str, set[str]],
     ) -> Vectors:
-        """Attribute embeddings by predicate: the candidates' (embedded with the batch) and
-        the loaded active facts' (from the cache, or embedded now in one call)."""
+        """Attribute embeddings by predicate, and their tails' by ``part_key``: the
+        candidates' (embedded with the batch) and the loaded active facts' (from the cache,
+        or embedded now in one call)."""
         known = {f.predicate for st in states.values() for f in st.active if f.predicate}
         known |= {p for found in predicates.values() for p in found}
         texts = {p: attribute(p).text for p in known}
+        texts |= {part_key(t): t for p in known for t in tails(lexical(p))}
         have = {t: vectors[t] for t in texts.values() if t in vectors}
         have |= self.cache.get_many(t for t in texts.values() if t not in have)
         missing = sorted({t for t in texts.values() if t not in have})
