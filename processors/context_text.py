@@ -11,7 +11,9 @@ header names the instant and a fact no longer current says until when it held. T
 lists the open conflict sets about the facts it lists (a member fact or the same predicate)
 and only counts the others; a set's line names at most ``CONTENDERS_SHOWN`` contenders, the
 newest, and counts the rest, so a set that grows does not grow its line. The JSON keeps
-them all.
+them all. A contender is shown with its statement (bounded), and with its own predicate when
+that is not the set's (an unsure pair: ``jonn_coal_founder`` flagged against
+``jonn_coal_occupation``), so no value is read as another attribute's.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from schemas.facts import Fact
 EVENT_TEXT_CHARS = 300
 STATEMENT_CHARS = 200
 CONTENDERS_SHOWN = 3
+CONTENDER_STATEMENT_CHARS = 120
 
 
 def _value(f: Fact) -> str:
@@ -51,6 +54,21 @@ def _sources(f: Fact) -> str:
     ids = f.source_event_ids[-2:]
     more = max(f.source_count, len(f.source_event_ids)) - len(ids)
     return ",".join(one_line(i, 80) for i in ids) + (f" (+{more})" if more > 0 else "")
+
+
+def _contender(f: Fact, key: str | None) -> str:
+    """One contender of an open set: its own predicate when not the set's, its value, its
+    statement, its status and sources."""
+    own = f"{f.predicate} = " if f.predicate is not None and f.predicate != key else ""
+    said = (
+        f" \u2014 {one_line(f.statement, CONTENDER_STATEMENT_CHARS)}"
+        if f.predicate is not None and f.statement
+        else ""
+    )
+    return (
+        f"{own}{one_line(_value(f), STATEMENT_CHARS)}{said} [{f.status}, from "
+        f"{_sources(f)} at {_day(f.valid_from)}]"
+    )
 
 
 def render_text(
@@ -96,8 +114,7 @@ def render_text(
             cs = review.conflict_set
             newest = sorted(review.facts, key=lambda f: (f.valid_from, f.id), reverse=True)
             options = "; ".join(
-                f"{one_line(_value(f), STATEMENT_CHARS)} [{f.status}, from "
-                f"{_sources(f)} at {_day(f.valid_from)}]"
+                _contender(f, cs.predicate)
                 for f in reversed(newest[:CONTENDERS_SHOWN])  # in time order, as events
             )
             more = max(cs.fact_count, len(newest)) - min(len(newest), CONTENDERS_SHOWN)

@@ -7,13 +7,16 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.context_text import (
+    CONTENDER_STATEMENT_CHARS,
     CONTENDERS_SHOWN,
     EVENT_TEXT_CHARS,
     STATEMENT_CHARS,
+    one_line,
     render_text,
 )
 from schemas.api import ConflictReview, ContextEvent, ContextFact
@@ -127,14 +130,19 @@ def test_events_read_oldest_first_whatever_their_rank(ranked: list[tuple[int, st
     recorded=st.integers(0, 10**7),
     sources=st.integers(1, 10**6),
     value=st.text(max_size=3000),
+    statement=st.text(max_size=3000),
+    others=st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,63}", fullmatch=True), max_size=16),
 )
 def test_an_open_set_is_one_bounded_line_whatever_its_size(
-    members: int, recorded: int, sources: int, value: str
+    members: int, recorded: int, sources: int, value: str, statement: str, others: list[str]
 ) -> None:
+    # Contenders under other predicates too (an unsure pair), each with a statement.
+    predicates = [others[j] if j < len(others) else "sport" for j in range(members)]
     facts = tuple(
         make_fact(
             id=f"x{j}",
-            predicate="sport",
+            predicate=predicates[j],
+            statement=statement or None,
             value={"v": value},
             valid_from=T0 + dt.timedelta(minutes=j),
             source_event_ids=tuple(f"ev-{j}-{k}" for k in range(min(sources, 16))),
@@ -159,7 +167,13 @@ def test_an_open_set_is_one_bounded_line_whatever_its_size(
     lines = render_text("p", "s", "q", listed, (), (review,)).splitlines()
     line = lines[lines.index("Open conflicts (unresolved; the values disagree):") + 1]
     assert line.count(" from ev-") == min(members, CONTENDERS_SHOWN)
-    assert len(line) <= 40 + CONTENDERS_SHOWN * (STATEMENT_CHARS + 250)
+    per = STATEMENT_CHARS + CONTENDER_STATEMENT_CHARS + 64 + 250
+    assert len(line) <= 40 + CONTENDERS_SHOWN * per
+    # A contender under another predicate is named with it, never read as the set's.
+    for f in facts[-CONTENDERS_SHOWN:]:
+        if f.predicate != "sport":
+            shown = one_line(orjson.dumps(f.value, option=orjson.OPT_SORT_KEYS).decode(), 200)
+            assert f"{f.predicate} = {shown}" in line
     hidden = max(recorded, members) - min(members, CONTENDERS_SHOWN)
     assert ("older" in line.rsplit("]", 1)[-1]) == (hidden > 0)
     # The newest contender is always named.
