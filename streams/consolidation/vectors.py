@@ -6,7 +6,8 @@ Invariants:
   contents are embedded here only with ``inline``; by default (deferred) no decision waits
   for them and ``streams.consolidation.episodic`` fills them in after the commit. The
   attributes' tails (``processors.attributes.tails``: what follows a shared leading name)
-  are embedded beside them, keyed ``part_key``.
+  are embedded beside them, keyed ``part_key``, for the predicates that open like one of the
+  batch's candidates (the only pairs ``resolve`` compares by parts).
 - Only candidate and attribute texts go through ``EmbeddingCache`` (they recur across events
   and subjects; an episodic content rarely does), so the cache's memory stays bounded by its
   size whatever the traffic.
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from processors.adjudication import SubjectState
-from processors.attributes import attribute, lexical, part_key, tails
+from processors.attributes import SHARED_RUN, attribute, lexical, part_key, tails
 from processors.normalize import embedding_text
 from streams.consolidation.jobs import Job
 from streams.embedding.cache import EmbeddingCache
@@ -83,7 +84,11 @@ class VectorStage:
         known = {f.predicate for st in states.values() for f in st.active if f.predicate}
         known |= {p for found in predicates.values() for p in found}
         texts = {p: attribute(p).text for p in known}
-        texts |= {part_key(t): t for p in known for t in tails(lexical(p))}
+        # Tails only where a candidate shares a leading run with the predicate: a subject's
+        # thousand facts add no texts unless a candidate names the same thing.
+        heads = {lexical(p).words[:SHARED_RUN] for found in predicates.values() for p in found}
+        named = [p for p in known if lexical(p).words[:SHARED_RUN] in heads]
+        texts |= {part_key(t): t for p in named for t in tails(lexical(p))}
         have = {t: vectors[t] for t in texts.values() if t in vectors}
         have |= self.cache.get_many(t for t in texts.values() if t not in have)
         missing = sorted({t for t in texts.values() if t not in have})
