@@ -23,6 +23,10 @@ with no Latin letters keyed by a stable digest), so replay reproduces the key.
   (bench/README.md, Letta). One capitalised word ("Mochi died in April", "Physics labs were
   not for me") names no one here, nor does a statement opening with "The", "My", ..., nor
   one that also names the user ("Big Thief is the user's favourite band").
+- ``owner`` reads such a key back: the name, as a statement writes it, whose key opens the
+  predicate (``jonn_coal_occupation`` and "Jonn Coal is a composer." -> "Jonn Coal",
+  ``occupation``), so a question about the fact can name whose it is; a name of two to four
+  capitalised words anywhere in the statements, the longest that fits; None otherwise.
 """
 
 from __future__ import annotations
@@ -169,3 +173,39 @@ def own_predicate(predicate: str, statement: object, names: list[str]) -> str:
     if named and named.split()[0] in firsts:
         names = [*names, named]
     return unprefix_self(predicate, names)
+
+
+_CAPITALISED = re.compile(r"[A-Z][\w\u2019'-]*")
+OWNER_WORDS = 4
+
+
+def owner(predicate: str, statements: Iterable[object]) -> tuple[str, str] | None:
+    """(the name, the rest of the predicate) when ``predicate`` opens with the key of a name
+    the statements write (module docstring), else None."""
+    for statement in statements:
+        if not isinstance(statement, str):
+            continue
+        runs: list[list[str]] = [[]]
+        for token in statement[:400].split():
+            word = token.strip('.,;:!?()"')
+            for mark in ("'s", "\u2019s"):
+                word = word.removesuffix(mark)
+            if _CAPITALISED.fullmatch(word):
+                runs[-1].append(word)
+            else:
+                runs.append([])
+            if token[-1:] in '.,;:!?)"' or token.endswith(("'s", "\u2019s")):
+                runs.append([])
+        best: tuple[str, str] | None = None
+        for run in runs:
+            for i in range(len(run)):
+                for j in range(i + 2, min(len(run), i + OWNER_WORDS) + 1):
+                    name = " ".join(run[i:j])
+                    slug = entity_slug(name)
+                    rest = predicate[len(slug) + 1 :] if slug else ""
+                    fits = bool(slug) and predicate.startswith(f"{slug}_") and bool(rest)
+                    if fits and (best is None or len(name) > len(best[0])):
+                        best = (name, rest)
+        if best is not None:
+            return best
+    return None

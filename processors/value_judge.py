@@ -20,6 +20,9 @@ Invariants:
   offered (pinned facts are untouchable by automated paths); the judge sees the attribute, both
   values and the newer event's words (or the newer statement), each bounded (``MAX_SHOWN``
   characters): never ids of sets or of people.
+- A fact keyed by another person's name (``processors.about.owner``: ``jonn_coal_occupation``
+  with "Jonn Coal ..." in a statement) is asked about by that name ("Jonn Coal's
+  occupation"), never as the user's.
 - A question whose newer message itself ends the challenged value (``ended``:
   ``processors.ending.ends``, strict: "I quit Infosys") is not put to the model: it acts as
   a ``yes``. A linked value under its own name is never offered, ended or not (``askable``:
@@ -39,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from processors.about import owner
 from processors.attribute_judge import OfferedPair
 from processors.hygiene_judge import MalformedJudgeAnswer
 from processors.ids import stable_id
@@ -99,10 +103,10 @@ def _spaced(value: str) -> str:
     return _short(value.replace("_", " ") if value.count("_") >= 2 else value)
 
 
-def _question(attribute: str, earlier: str, newer: str, said: str) -> str:
+def _question(attribute: str, earlier: str, newer: str, said: str, whose: str = "the user") -> str:
     words = " ".join(attribute.split("_"))[:MAX_SHOWN]
     return (
-        f"Message from the user: {_short(said)}\nDoes this message say that the user's "
+        f"Message from the user: {_short(said)}\nDoes this message say that {whose}'s "
         f"{words} is now {_spaced(newer)} instead of {_spaced(earlier)}?"
     )
 
@@ -114,9 +118,13 @@ def build_prompt(question: OfferedPair) -> list[dict[str, str]]:
         messages.append({"role": "user", "content": _question(*asked)})
         messages.append({"role": "assistant", "content": json.dumps({"answer": answer})})
     said = question.candidate_statement or question.candidate_value
-    asked_now = _question(
-        question.existing, question.existing_value, question.candidate_value, said
+    # Another person's fact is asked about by their name, never as "the user's jonn coal
+    # occupation" (which the worked example about a brother teaches the model to deny).
+    named = owner(question.existing, (question.candidate_statement, question.existing_statement))
+    whose, attribute = (
+        (named[0][:MAX_SHOWN], named[1]) if named else ("the user", question.existing)
     )
+    asked_now = _question(attribute, question.existing_value, question.candidate_value, said, whose)
     messages.append({"role": "user", "content": asked_now})
     return messages
 
