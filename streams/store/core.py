@@ -10,6 +10,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -44,6 +45,11 @@ from streams.store.queries import ReadQueries
 from streams.store.search import SearchQueries
 from streams.store.state import StateReads
 from streams.store.tokens import Tokens
+
+# A migration beside a running worker's writes: how long its DDL waits for a table lock, and
+# how often the whole migration is tried (about a minute of waiting in all).
+MIGRATE_ATTEMPTS = 12
+MIGRATE_LOCK_TIMEOUT = "2s"
 
 __all__ = [
     "Store",
@@ -89,19 +95,34 @@ class Store(ReadQueries, SearchQueries, StateReads, Tokens):
         self.conn = fresh.conn
 
     async def migrate(self) -> None:
-        """Create or upgrade the schema (one migrator at a time)."""
+        """Create or upgrade the schema (one migrator at a time). A worker that boots beside
+        a running one meets its writes: the DDL waits at most ``MIGRATE_LOCK_TIMEOUT`` for a
+        table lock and the whole migration is retried after a lock timeout or a deadlock
+        (a second worker died of "deadlock detected" at boot in CI), never left half-done:
+        it is one transaction."""
+        for attempt in range(MIGRATE_ATTEMPTS):
+            try:
+                await self._migrate_once()
+                break
+            except (psycopg.errors.DeadlockDetected, psycopg.errors.LockNotAvailable):
+                if attempt == MIGRATE_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(min(5.0, 0.2 * 2**attempt))
+        await dedup.backfill(self.conn)  # in its own bounded transactions
+        await search_schema.backfill(self.conn)  # the same
+        await register_vector(self.conn)
+
+    async def _migrate_once(self) -> None:
         async with self.conn.transaction():
             # One migrator at a time when several workers boot together.
             await self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            await self.conn.execute(f"SET LOCAL lock_timeout = '{MIGRATE_LOCK_TIMEOUT}'")
             for stmt in [
                 *sql.ddl(self.settings.embedding_dim),
                 *search_schema.ddl(self.settings.embedding_dim),
                 *tokens.ddl(),
             ]:
                 await self.conn.execute(stmt)
-        await dedup.backfill(self.conn)  # in its own bounded transactions
-        await search_schema.backfill(self.conn)  # the same
-        await register_vector(self.conn)
 
     async def ready(self) -> None:
         """Register the vector type on the connection."""
