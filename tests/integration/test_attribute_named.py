@@ -11,13 +11,12 @@ candidates below lands in a ``possible_same_attribute`` conflict with an earlier
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from schemas.settings import Settings
 from streams.kafka import sdk
-from tests.support.workers import WorkerProcess, event, rows, scalar, wait_applied
+from tests.support.workers import WorkerProcess, event, facts_of, scalar, wait_applied
 
 pytestmark = pytest.mark.integration
 
@@ -32,15 +31,6 @@ TOLD = [
 ]
 
 
-def _facts(s: Settings, status: str) -> dict[str, Any]:
-    found = rows(
-        s,
-        "SELECT predicate, value FROM facts WHERE subject_id = 'alice' AND status = %s",
-        (status,),
-    )
-    return {r["predicate"]: r["value"] for r in found}
-
-
 def test_attributes_of_one_named_person_stay_apart(settings: Settings, tmp_path: Path) -> None:
     s = settings.model_copy(update={"embedder": "fastembed"})
     with WorkerProcess(s, tmp_path / "w.log") as w:
@@ -48,7 +38,7 @@ def test_attributes_of_one_named_person_stay_apart(settings: Settings, tmp_path:
             cands = [{"predicate": predicate, "value": value, "action": "supersede"}]
             sdk.publish_events(s, [event(f"e{day}", day=day, cands=cands)])
             wait_applied(s, w, day)
-        assert _facts(s, "active") == dict(TOLD)
+        assert facts_of(s, "alice", "active") == dict(TOLD)
         assert scalar(s, "SELECT count(*) FROM conflict_sets") == 0
 
         # A neighbouring attribute (the whole texts 0.135 apart: "same" at the shipped 0.17)
@@ -56,8 +46,8 @@ def test_attributes_of_one_named_person_stay_apart(settings: Settings, tmp_path:
         cands = [{"predicate": "nora_fishel_employer", "value": {"value": "Acme"}}]
         sdk.publish_events(s, [event("e8", day=8, cands=cands)])
         wait_applied(s, w, len(TOLD) + 1)
-        assert _facts(s, "active")["nora_fishel_occupation"] == {"value": "baker"}
-        assert _facts(s, "superseded") == {}
+        assert facts_of(s, "alice", "active")["nora_fishel_occupation"] == {"value": "baker"}
+        assert facts_of(s, "alice", "superseded") == {}
 
         # The same attribute of the person under its own name still meets its old value.
         cands = [
@@ -69,5 +59,5 @@ def test_attributes_of_one_named_person_stay_apart(settings: Settings, tmp_path:
         ]
         sdk.publish_events(s, [event("e9", day=9, cands=cands)])
         wait_applied(s, w, len(TOLD) + 2)
-        assert _facts(s, "active")["nora_fishel_occupation"] == {"value": "painter"}
-        assert _facts(s, "superseded") == {"nora_fishel_occupation": {"value": "baker"}}
+        assert facts_of(s, "alice", "active")["nora_fishel_occupation"] == {"value": "painter"}
+        assert facts_of(s, "alice", "superseded") == {"nora_fishel_occupation": {"value": "baker"}}

@@ -26,6 +26,7 @@ from tests.support.workers import (
     changes,
     cli,
     event,
+    facts_of,
     rows,
     scalar,
     wait_applied,
@@ -33,15 +34,6 @@ from tests.support.workers import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-def _active(s: Settings, subject: str) -> dict[str, Any]:
-    found = rows(
-        s,
-        "SELECT predicate, value FROM facts WHERE subject_id = %s AND status = 'active'",
-        (subject,),
-    )
-    return {r["predicate"]: r["value"] for r in found}
 
 
 def _get(w: WorkerProcess, path: str) -> Any:
@@ -72,7 +64,7 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
         sdk.publish_events(s, [event("e2", day=2, cands=_c("living_city", {"city": "Lyon"}))])
         wait_applied(s, w, 2)
         # Flagged, never silent: the old fact stays, the new one waits in a conflict set.
-        assert _active(s, "alice") == {"residence_city": {"city": "Paris"}}
+        assert facts_of(s, "alice") == {"residence_city": {"city": "Paris"}}
         done = cli(s, "conflicts", "--project", "p1", "--json")
         assert done.returncode == 0, done.stderr
         (cs,) = orjson.loads(done.stdout)
@@ -84,7 +76,7 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
         # Same attribute: the newest contender wins and takes the project's predicate.
         done = cli(s, "resolve", *scope, cs["id"], "--keep-new")
         assert done.returncode == 0, done.stderr
-        assert _active(s, "alice") == {"residence_city": {"city": "Lyon"}}
+        assert facts_of(s, "alice") == {"residence_city": {"city": "Lyon"}}
         done = cli(s, "aliases", "--project", "p1", "--json")
         (alias,) = orjson.loads(done.stdout)
         assert (alias["predicate"], alias["target"], alias["kind"]) == (
@@ -114,8 +106,8 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
             s, [event("b2", subject="bob", day=2, cands=_c("living_city", {"city": "Bergen"}))]
         )
         wait_applied(s, w, 5)
-        assert _active(s, "alice") == {"residence_city": {"city": "Nice"}}
-        assert _active(s, "bob") == {"residence_city": {"city": "Bergen"}}
+        assert facts_of(s, "alice") == {"residence_city": {"city": "Nice"}}
+        assert facts_of(s, "bob") == {"residence_city": {"city": "Bergen"}}
         assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
 
         # distinct: both attributes stay active, and the pair is never asked again.
@@ -135,7 +127,7 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
             s, "resolve", "--project", "p1", "--subject", "carol", open_set["id"], "--distinct"
         )
         assert done.returncode == 0, done.stderr
-        assert _active(s, "carol") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
+        assert facts_of(s, "carol") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
         sdk.publish_events(
             s,
             [
@@ -144,7 +136,7 @@ def test_unsure_pairs_are_flagged_then_resolved_into_aliases(
             ],
         )
         wait_applied(s, w, 9)
-        assert _active(s, "dave") == {"studio_place": {"v": "C"}, "atelier_spot": {"v": "D"}}
+        assert facts_of(s, "dave") == {"studio_place": {"v": "C"}, "atelier_spot": {"v": "D"}}
         assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 0
 
 
@@ -170,7 +162,7 @@ def test_a_target_handle_resolves_exactly(settings: Settings, tmp_path: Path) ->
             ],
         )
         wait_applied(s, w, 3)
-        assert _active(s, "alice") == {"employer": {"name": "Beta"}, "hobby": {"name": "chess"}}
+        assert facts_of(s, "alice") == {"employer": {"name": "Beta"}, "hobby": {"name": "chess"}}
 
 
 def _judge_or_extract(body: dict[str, Any]) -> str:
@@ -258,8 +250,8 @@ def test_the_optional_judge_decides_the_unsure_band(
                 "the judge's resolutions applied",
             )
             city = "Lyon" if trust_same else "Paris"
-            assert _active(s, "alice") == {"residence_city": {"city": city}}
-            assert _active(s, "sam") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
+            assert facts_of(s, "alice") == {"residence_city": {"city": city}}
+            assert facts_of(s, "sam") == {"studio_place": {"v": "A"}, "atelier_spot": {"v": "B"}}
             kinds = {r["predicate"]: r["kind"] for r in rows(s, "SELECT * FROM predicate_aliases")}
             expected = {"atelier_spot": "distinct"} | (
                 {"living_city": "same"} if trust_same else {}
@@ -365,7 +357,7 @@ def test_the_judge_decides_value_conflicts(settings: Settings, tmp_path: Path) -
             assert (
                 metric(w.metrics(), "consolidator_attribute_judge_calls_total", kind="value") >= 1
             )
-        assert _active(s, "alice") == {
+        assert facts_of(s, "alice") == {
             "home_city": {"value": "Lyon"},
             "employer": {"value": "Acme"},
         }

@@ -204,6 +204,16 @@ def rows(settings: Settings, query: str, params: tuple[Any, ...] = ()) -> list[d
         return conn.execute(query, params).fetchall()
 
 
+def facts_of(settings: Settings, subject: str, status: str = "active") -> dict[str, Any]:
+    """A subject's facts in ``status``, predicate -> value."""
+    found = rows(
+        settings,
+        "SELECT predicate, value FROM facts WHERE subject_id = %s AND status = %s",
+        (subject, status),
+    )
+    return {r["predicate"]: r["value"] for r in found}
+
+
 def scalar(settings: Settings, query: str, params: tuple[Any, ...] = ()) -> Any:
     with db(settings) as conn:
         row = conn.execute(query, params).fetchone()
