@@ -9,6 +9,11 @@ Invariants:
 - An event already in a source of the subject's state changes nothing (duplicate); the
   store also refuses an event it has stored, which covers events whose facts were retired.
 - A pinned fact is never superseded by this path: the attempt opens a conflict.
+- With ``policy.newer_wins`` a ``create`` with a different value on the same attribute
+  (named, exact, alias or same; not a link, not an unsure pair) from a newer event
+  supersedes, with the candidate's value whole, unless ``processors.newer_value.replaces``
+  says the values stand together or the facts are about different things, or the attribute
+  already has an open value set (the value joins it).
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
 - Nothing grows without bound in a decision: source ids and conflict members are windows
@@ -37,10 +42,11 @@ from processors.adjudication_types import (
     cosine_distance,
 )
 from processors.adjudication_work import Work, new_fact, reinforce
+from processors.newer_value import replaces
 from processors.normalize import canonical_value, statement_equal
 from processors.resolution import Match, linked, resolve
 from schemas.events import RawEvent
-from schemas.facts import ExtractedFact
+from schemas.facts import ExtractedFact, Fact
 
 __all__ = [
     "Candidate",
@@ -182,7 +188,32 @@ def _fact(
     if event.occurred_at < target.valid_from:
         history(work, event, index, cand, target, value, now)
         return
-    if target.pinned or not supersedes:
+    if target.pinned or not (supersedes or _newer_wins(work, event, cand, target, match, policy)):
         conflict(work, event, index, cand, target, value, now)
         return
     supersede(work, event, index, cand, target, value, now)
+
+
+_SAME_ATTRIBUTE = ("target", "exact", "same", "alias")
+
+
+def _newer_wins(
+    work: Work, event: RawEvent, cand: Candidate, target: Fact, match: Match | None, policy: Policy
+) -> bool:
+    """Whether a newer different value replaces ``target`` though the model said ``create``."""
+    if not policy.newer_wins or match is None or match.how not in _SAME_ATTRIBUTE:
+        return False
+    assert target.predicate is not None and cand.fact.value is not None
+    if any(
+        cs.predicate == target.predicate and cs.reason == "value" and cs.status == "open"
+        for cs in work.conflicts.values()
+    ):
+        return False
+    return replaces(
+        target.predicate,
+        cand.fact.value,
+        cand.fact.statement,
+        target.value,
+        target.statement,
+        event.content,
+    )

@@ -38,6 +38,9 @@ class Policy:
     unsure_create: float | None = None  # None: no unsure band (same bound)
     unsure_supersede: float | None = None
     shape_penalty: float = 0.0
+    # A newer different value on the same attribute supersedes without the model saying so
+    # (``processors.newer_value``); False: it opens a value conflict (the contract's default).
+    newer_wins: bool = False
 
     @property
     def bounds(self) -> Bounds:

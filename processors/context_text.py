@@ -1,19 +1,19 @@
 """The context of a subject as plain text for a prompt (``ContextResponse.text``).
 
 Invariants: pure (models in, text out); the text carries the same facts and events as
-the JSON, each on one line of bounded length: the facts in the JSON's order, the events
-oldest first (ties kept in the JSON's order), since what tells a reader (a small model
-above all) that a statement replaced an earlier one is their order in time, not their
-rank; a fact's line
-carries its statement (bounded), which says whose fact it is when the predicate alone does
-not; a fact that takes part in an open conflict is marked disputed; with ``as_of`` the
-header names the instant and a fact no longer current says until when it held. The text
-lists the open conflict sets about the facts it lists (a member fact or the same predicate)
-and only counts the others; a set's line names at most ``CONTENDERS_SHOWN`` contenders, the
-newest, and counts the rest, so a set that grows does not grow its line. The JSON keeps
-them all. A contender is shown with its statement (bounded), and with its own predicate when
-that is not the set's (an unsure pair: ``jonn_coal_founder`` flagged against
-``jonn_coal_occupation``), so no value is read as another attribute's.
+the JSON, each on one line of bounded length, except that an event whose every fact was
+replaced since (``ContextEvent.replaced``) is only counted; the facts in the JSON's order,
+the events oldest first (ties kept in the JSON's order), since what tells a reader (a small
+model above all) that a statement replaced an earlier one is their order in time, not their
+rank; a fact's line carries its statement (bounded), which says whose fact it is when the
+predicate alone does not; a fact that takes part in an open conflict is marked disputed;
+with ``as_of`` the header names the instant and a fact no longer current says until when it
+held. The text lists the open conflict sets about the facts it lists (a member fact or the
+same predicate) and only counts the others; a set's line names at most ``CONTENDERS_SHOWN``
+contenders, the newest, and counts the rest, so a set that grows does not grow its line.
+The JSON keeps them all. A contender is shown with its statement (bounded), and with its
+own predicate when that is not the set's (an unsure pair: ``jonn_coal_founder`` flagged
+against ``jonn_coal_occupation``), so no value is read as another attribute's.
 """
 
 from __future__ import annotations
@@ -124,10 +124,18 @@ def render_text(
         lines.append(
             f"Other open conflicts, about facts not listed here: {len(open_sets) - len(shown)}"
         )
-    if events:
+    current = [e for e in events if not e.replaced]
+    if current:
         lines.append("Relevant events (oldest first):")
         # sorted() is stable: events of the same instant keep their rank order.
-        for e in sorted(events, key=lambda e: e.occurred_at):
+        for e in sorted(current, key=lambda e: e.occurred_at):
             who = f"{e.role}: " if e.role else ""
             lines.append(f"- {_day(e.occurred_at)} {who}{one_line(e.content)}")
+    if len(current) < len(events):
+        # What they said was replaced by newer facts: spelled out, a small model answers the
+        # older statement as readily as the newer (bench/README.md, Letta and
+        # FactConsolidation).
+        lines.append(
+            f"Earlier events whose facts were all replaced since: {len(events) - len(current)}"
+        )
     return "\n".join(lines) + "\n"

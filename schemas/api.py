@@ -114,6 +114,9 @@ class ContextEvent(Frozen):
     distance: float | None = None
     # As ContextFact.score.
     score: float | None = None
+    # Every fact stated from this event was replaced since (superseded by a newer event or a
+    # person, or rejected): what it says is no longer current. The text leaves it out.
+    replaced: bool = False
 
 
 class ContextResponse(Frozen):

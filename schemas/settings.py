@@ -165,6 +165,11 @@ class Settings(BaseSettings):
     # provider (openai), so a new attribute is not held back waiting for a person; the fake
     # extractor has no model to ask.
     attribute_judge_enabled: bool | None = None
+    # A different value for a known attribute from a newer event, stated without "supersede"
+    # (a small model's usual "I drive a Tesla now"): "hold" opens a value conflict (the old
+    # fact stays, the judge or a person decides); "newer_wins" supersedes, unless the message
+    # adds a value or the facts are about different things (processors.newer_value).
+    value_conflicts: Literal["hold", "newer_wins"] = "hold"
     # Which of the judge's verdicts on an unsure attribute pair become commands. Measured with
     # the local 1.5B on the tune pairs (bench/results/attribute_judge): its "different" was
     # right 79 times in 101, its "same" 23 times in 60, worse than the pairs' own base rate;
@@ -373,6 +378,7 @@ class Settings(BaseSettings):
             semantic_unsure_create=self.semantic_unsure_create,
             semantic_unsure_supersede=self.semantic_unsure_supersede,
             semantic_shape_penalty=self.semantic_shape_penalty,
+            value_conflicts=self.value_conflicts,
         )
 
     @property

@@ -118,6 +118,7 @@ class WorkerSettings(_Group):
     semantic_unsure_create: float
     semantic_unsure_supersede: float
     semantic_shape_penalty: float
+    value_conflicts: Literal["hold", "newer_wins"] = "hold"
 
 
 class HygieneSettings(_Group):

@@ -13,7 +13,10 @@ Invariants:
   superseded fact is never returned as current.
 - Any query text is either ranked or refused with a ValueError (NUL, lone surrogate).
 - The text block carries the same facts and events as the JSON, compact enough for a prompt;
-  of the open conflicts it spells out those about the facts it lists and counts the rest.
+  of the open conflicts it spells out those about the facts it lists and counts the rest; an
+  event every fact of which was replaced since (``ContextEvent.replaced``: superseded by a
+  newer event or a person, or rejected) is counted, not spelled out, so a superseded value
+  does not reach a prompt through the event that first said it.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ async def _subject_open_conflicts(
     return await _reviews(store, sets)
 
 
-def _event(r: dict[str, Any]) -> ContextEvent:
+def _event(r: dict[str, Any], replaced: bool = False) -> ContextEvent:
     return ContextEvent(
         event_id=r["event_id"],
         occurred_at=r["occurred_at"],
@@ -143,6 +146,7 @@ def _event(r: dict[str, Any]) -> ContextEvent:
         source=r["source"],
         distance=_float(r["distance"]),
         score=_float(r["score"]),
+        replaced=replaced,
     )
 
 
@@ -205,7 +209,10 @@ async def context(
         )
         scored = [(f, None, None) for f in page]
         found = await store.recent_events(project, subject, k, as_of)
-    events = [_event(r) for r in found]
+    replaced = await store.replaced_events(
+        project, subject, [str(r["event_id"]) for r in found], as_of
+    )
+    events = [_event(r, r["event_id"] in replaced) for r in found]
     ctx_facts = tuple(
         ContextFact(
             fact=f, distance=d, score=sc, in_conflict=f.id in contested or f.predicate in disputed

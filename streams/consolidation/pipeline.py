@@ -81,6 +81,7 @@ def policy_of(settings: Settings) -> Policy:
         unsure_create=settings.semantic_unsure_create,
         unsure_supersede=settings.semantic_unsure_supersede,
         shape_penalty=settings.semantic_shape_penalty,
+        newer_wins=settings.value_conflicts == "newer_wins",
     )
 
 

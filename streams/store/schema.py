@@ -136,6 +136,9 @@ def ddl(dim: int) -> list[str]:
             PRIMARY KEY (fact_id, event_id)
         )""",
         "CREATE INDEX IF NOT EXISTS fact_sources_page ON fact_sources (fact_id, seq)",
+        # The facts an event is a source of (the context marks an event all of whose facts
+        # were replaced since: streams.store.search.replaced_events).
+        "CREATE INDEX IF NOT EXISTS fact_sources_event ON fact_sources (project_id, event_id)",
         "ALTER TABLE facts ADD COLUMN IF NOT EXISTS source_count integer",
         # A note's exact-equality key (processors.normalize.statement_key), so the write path
         # loads only the notes a batch can reinforce, never all of a subject's notes.

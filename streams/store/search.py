@@ -179,6 +179,20 @@ def recent_events_sql(as_of: datetime | None) -> str:
         ORDER BY occurred_at DESC, event_id LIMIT %(k)s"""
 
 
+# Of the given events, those that are a source of some fact of the subject and of no fact
+# still current (at ``t``): every fact stated from them was superseded by a newer event (or
+# by a person's resolution) or rejected. A fact merged away by hygiene (``dedup``) lives on
+# in its survivor, so it counts as current.
+REPLACED_EVENTS = """
+    SELECT fs.event_id FROM fact_sources fs
+    JOIN facts f ON f.id = fs.fact_id AND f.project_id = fs.project_id
+    WHERE fs.project_id = %(p)s AND fs.event_id = ANY(%(ids)s) AND f.subject_id = %(s)s
+    GROUP BY fs.event_id
+    HAVING bool_and(f.status = 'rejected' OR (f.status = 'superseded'
+        AND f.superseded_reason IS DISTINCT FROM 'dedup'
+        AND (%(t)s::timestamptz IS NULL OR f.valid_to <= %(t)s)))"""
+
+
 class SearchQueries(Base):
     """Ranked reads of a subject's facts and events for context retrieval."""
 
@@ -224,3 +238,15 @@ class SearchQueries(Base):
         )
         rows: list[dict[str, Any]] = await cur.fetchall()
         return rows
+
+    async def replaced_events(
+        self, project: str, subject: str, event_ids: list[str], as_of: datetime | None = None
+    ) -> set[str]:
+        """Of ``event_ids``, those whose every fact was replaced (by ``as_of``; now when
+        None): ``REPLACED_EVENTS``."""
+        if not event_ids:
+            return set()
+        cur = await self.conn.execute(
+            REPLACED_EVENTS, {"p": project, "s": subject, "ids": event_ids, "t": as_of}
+        )
+        return {r["event_id"] for r in await cur.fetchall()}

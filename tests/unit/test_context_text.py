@@ -28,6 +28,17 @@ def _event(content: str) -> ContextEvent:
     return ContextEvent(event_id="e1", occurred_at=T0, kind="message", content=content)
 
 
+def _nth(i: int, minutes: int, content: str, replaced: bool = False) -> ContextEvent:
+    """The ``i``-th event of a list, ``minutes`` after T0."""
+    return ContextEvent(
+        event_id=f"e{i}",
+        occurred_at=T0 + dt.timedelta(minutes=minutes),
+        kind="message",
+        content=content,
+        replaced=replaced,
+    )
+
+
 @given(content=st.text(min_size=1, max_size=2000))
 def test_an_event_is_one_bounded_line(content: str) -> None:
     text = render_text("p", "s", "q", (), (_event(content),), ())
@@ -101,15 +112,7 @@ def test_only_the_open_sets_about_the_listed_facts_are_spelled_out(
     )
 )
 def test_events_read_oldest_first_whatever_their_rank(ranked: list[tuple[int, str]]) -> None:
-    events = [
-        ContextEvent(
-            event_id=f"e{i}",
-            occurred_at=T0 + dt.timedelta(minutes=m),
-            kind="message",
-            content=f"#{i} {c}",
-        )
-        for i, (m, c) in enumerate(ranked)
-    ]
+    events = [_nth(i, m, f"#{i} {c}") for i, (m, c) in enumerate(ranked)]
     text = render_text("p", "s", "q", (), events, ())
     lines = text.splitlines()
     body = lines[lines.index("Relevant events (oldest first):") + 1 :] if events else []
@@ -178,3 +181,24 @@ def test_an_open_set_is_one_bounded_line_whatever_its_size(
     assert ("older" in line.rsplit("]", 1)[-1]) == (hidden > 0)
     # The newest contender is always named.
     assert f"ev-{members - 1}-" in line
+
+
+@given(
+    events=st.lists(
+        st.tuples(st.booleans(), st.text(min_size=1, max_size=80), st.integers(0, 10**5)),
+        max_size=30,
+    )
+)
+def test_a_replaced_event_is_counted_never_spelled_out(
+    events: list[tuple[bool, str, int]],
+) -> None:
+    # A unique marker per event, so an event's line is found whatever its content.
+    shown = [_nth(i, m, f"\u00a7{i}\u00a7 {c}", r) for i, (r, c, m) in enumerate(events)]
+    text = render_text("p", "s", "q", (), shown, ())
+    for e in shown:
+        marker = e.content.split(" ", 1)[0]
+        assert (marker in text) is (not e.replaced)
+    gone = sum(e.replaced for e in shown)
+    footer = f"Earlier events whose facts were all replaced since: {gone}"
+    assert (footer in text) is (gone > 0)
+    assert ("Relevant events (oldest first):" in text) is (gone < len(shown))

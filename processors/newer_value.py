@@ -1,0 +1,114 @@
+"""Whether a newer event's different value replaces the known one although the model did not
+say "supersede" (``value_conflicts = "newer_wins"``).
+
+A small model states most changes as plain facts ("I drive a Tesla Model 3 now", action
+``create``): under the contract's default (``hold``) each opens a value conflict, the old fact
+stays active and the new one waits for the judge or a person, and the 1.5B judge says "no" to
+about half of the real changes (bench/README.md). The benchmarks of the field and a user
+telling the memory something new expect the newer statement to be the current one ("the latest
+wins"). With ``newer_wins`` the newer value supersedes the known one (the old fact is kept as
+history, ``fact.superseded`` says so, a person can resolve it back), except where the message
+or the attribute says the values can stand together, or where the two facts are about
+different things that happen to share an attribute name; those stay a conflict, as before.
+
+Invariants:
+- Pure, total and deterministic: any candidate, fact and text; never raises.
+- Never true for a set-valued attribute (the predicate's last word is a plural:
+  ``languages``, ``pets``, ``hobbies``), nor when a sentence of the message that says the new
+  value, or the candidate's statement, adds rather than replaces ("also", "too", "another",
+  "as well", "both", "in addition", ...): a second language is not a changed language.
+- Never true when the two statements name different things: each statement's capitalised
+  words, past its first word and outside both values, are its names; two statements that
+  each have names and share none are about different entities ("The capital of France is
+  Paris" / "The author of Hamlet is Thomas Kyd" under one generic predicate). A statement
+  with no names (the user's own facts: "The user now lives in Lisbon") gives no evidence and
+  does not block.
+- The caller checks the rest (``processors.adjudication``): only a match on the same
+  attribute (exact, same or alias; never a link or an unsure pair), never a pinned fact, never
+  a late event (that is history), never an attribute with an open value set (the newer value
+  joins the set: a set is decided whole, by the judge or a person).
+- English cue words, like the other guards of ``processors.grounding``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from processors.ending import sentences
+from processors.grounding import value_words, word_list
+
+# Words that add a value beside the known one rather than replace it.
+ADDING = frozenset(
+    {"also", "too", "another", "both", "additionally", "besides", "plus", "addition", "added"}
+)
+ADDING_PAIRS = frozenset({("as", "well"), ("second", "one"), ("on", "top")})
+# A last word ending in these is singular though it ends in "s" (status, address, campus).
+_SINGULAR_S = ("ss", "us", "is", "ics", "ous", "ys")
+_CAPITALISED = re.compile(r"\b([A-Z][\w'\-]*)")
+
+
+def plural_attribute(predicate: str) -> bool:
+    """Whether the attribute reads as a set of values: its last word is a plural."""
+    words = [w for w in re.split(r"[_\W]+", predicate.casefold()) if w]
+    if not words:
+        return False
+    last = words[-1]
+    return len(last) > 3 and last.endswith("s") and not last.endswith(_SINGULAR_S)
+
+
+def adds(text: str) -> bool:
+    """Whether ``text`` has a word that adds a value beside another."""
+    words = word_list(text)
+    if ADDING.intersection(words):
+        return True
+    return any(pair in ADDING_PAIRS for pair in itertools.pairwise(words))
+
+
+def _saying(text: str, value: Any) -> list[str]:
+    """The sentences of ``text`` that say a word of ``value`` (all of them when none does)."""
+    wanted = value_words(value)
+    parts = sentences(text) or [text]
+    hits = [s for s in parts if wanted.intersection(word_list(s))]
+    return hits or parts
+
+
+def names(statement: str, values: tuple[Any, ...]) -> set[str]:
+    """The statement's capitalised words past its first, outside ``values``, casefolded."""
+    shown = set().union(*(value_words(v) for v in values)) if values else set()
+    found = set()
+    for part in sentences(statement) or [statement]:
+        for i, m in enumerate(_CAPITALISED.finditer(part.strip())):
+            word = m.group(1).casefold()
+            if i == 0 and m.start() == 0:
+                continue  # the sentence's first word is capitalised anyway
+            if word not in shown and word not in {"i", "user"} and len(word) > 1:
+                found.add(word)
+    return found
+
+
+def replaces(
+    predicate: str,
+    new_value: Any,
+    new_statement: str | None,
+    old_value: Any,
+    old_statement: str | None,
+    event_text: str,
+) -> bool:
+    """Whether the newer value replaces the old one (module docstring)."""
+    try:
+        if plural_attribute(predicate):
+            return False
+        if any(adds(s) for s in _saying(event_text, new_value)):
+            return False
+        if new_statement and adds(new_statement):
+            return False
+        if new_statement and old_statement:
+            both = (new_value, old_value)
+            mine, theirs = names(new_statement, both), names(old_statement, both)
+            if mine and theirs and not mine & theirs:
+                return False
+        return True
+    except (TypeError, ValueError, RecursionError):
+        return False

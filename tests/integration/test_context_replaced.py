@@ -1,0 +1,84 @@
+"""Replaced events in the context, through a real worker, broker and database, with
+``value_conflicts = "newer_wins"``: a plain restated change (action ``create``) supersedes
+the old value, and the event that said only the old value is marked ``replaced`` in the JSON
+and counted, not spelled out, in the text; an event with one fact still current is shown;
+as of an instant before the change nothing is replaced; an added value ("also") is held as
+a conflict and replaces nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from schemas.api import ContextResponse
+from schemas.settings import Settings
+from streams.kafka import sdk
+from tests.support.read_side import http
+from tests.support.workers import WorkerProcess, event, facts_of, scalar, wait_applied
+
+pytestmark = pytest.mark.integration
+
+
+def _fact(predicate: str, value: str, statement: str) -> dict[str, Any]:
+    return {"predicate": predicate, "value": {"value": value}, "statement": statement}
+
+
+TOLD = [
+    ("e1", "I live in Paris.", [_fact("home_city", "Paris", "The user lives in Paris.")]),
+    (
+        "e2",
+        "I work at Acme and my dog is Rex.",
+        [
+            _fact("employer", "Acme", "The user works at Acme."),
+            _fact("dog_name", "Rex", "The user's dog is Rex."),
+        ],
+    ),
+    (
+        "e3",
+        "Moved! I live in Berlin now.",
+        [_fact("home_city", "Berlin", "The user lives in Berlin.")],
+    ),
+    ("e4", "I joined Globex.", [_fact("employer", "Globex", "The user works at Globex.")]),
+    ("e5", "I speak French.", [_fact("language", "French", "The user speaks French.")]),
+    ("e6", "I also speak German.", [_fact("language", "German", "The user speaks German.")]),
+]
+
+
+def _context(w: WorkerProcess, **params: Any) -> ContextResponse:
+    status, body, _ = http(w, "/v1/context", None, project="p1", subject="alice", k=20, **params)
+    assert status == 200, body
+    return ContextResponse.model_validate(orjson.loads(body))
+
+
+def test_an_event_whose_facts_were_all_replaced_is_not_served(
+    settings: Settings, tmp_path: Path
+) -> None:
+    s = settings.model_copy(update={"value_conflicts": "newer_wins"})
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        for day, (eid, content, cands) in enumerate(TOLD, start=1):
+            sdk.publish_events(s, [event(eid, day=day, content=content, cands=cands)])
+            wait_applied(s, w, day)
+        active = facts_of(s, "alice", "active")
+        assert active["home_city"] == {"value": "Berlin"}
+        assert active["employer"] == {"value": "Globex"}
+        assert active["dog_name"] == {"value": "Rex"}
+        # "also": held, the first language stays; one open set.
+        assert active["language"] == {"value": "French"}
+        assert scalar(s, "SELECT count(*) FROM conflict_sets WHERE status = 'open'") == 1
+
+        for params in ({}, {"query": "Where does the user live?"}):
+            ctx = _context(w, **params)
+            replaced = {e.event_id for e in ctx.events if e.replaced}
+            assert replaced == {"e1"} & {e.event_id for e in ctx.events}
+            assert "I live in Paris" not in ctx.text
+            assert "Berlin" in ctx.text and "Acme and my dog is Rex" in ctx.text
+            if replaced:
+                assert "Earlier events whose facts were all replaced since: 1" in ctx.text
+
+        # As of the day before the move, Paris was current: nothing is replaced.
+        before = _context(w, as_of="2026-01-02T12:00:00Z")
+        assert not any(e.replaced for e in before.events)
+        assert "I live in Paris" in before.text
