@@ -18,7 +18,8 @@ Invariants:
   value, or the candidate's statement, adds rather than replaces ("also", "too", "another",
   "as well", "both", "in addition", ...): a second language is not a changed language.
 - Never true when the two statements name different things: each statement's capitalised
-  words, past its first word and outside both values, are its names; two statements that
+  words, outside both values and other than sentence openers ("The", "My", "In", ...), a
+  possessive cut off, are its names; two statements that
   each have names and share none are about different entities ("The capital of France is
   Paris" / "The author of Hamlet is Thomas Kyd" under one generic predicate). A statement
   with no names (the user's own facts: "The user now lives in Lisbon") gives no evidence and
@@ -46,7 +47,48 @@ ADDING = frozenset(
 ADDING_PAIRS = frozenset({("as", "well"), ("second", "one"), ("on", "top")})
 # A last word ending in these is singular though it ends in "s" (status, address, campus).
 _SINGULAR_S = ("ss", "us", "is", "ics", "ous", "ys")
-_CAPITALISED = re.compile(r"\b([A-Z][\w'\-]*)")
+_CAPITALISED = re.compile(r"\b([A-Z][\w'\u2019\-]*)")
+# Capitalised because they open a sentence or are the user, not because they name something.
+_OPENERS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "his",
+        "her",
+        "their",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "with",
+        "after",
+        "before",
+        "since",
+        "now",
+        "today",
+        "yesterday",
+        "i",
+        "we",
+        "you",
+        "he",
+        "she",
+        "they",
+        "it",
+        "there",
+        "here",
+        "user",
+        "users",
+    ]
+)
 
 
 def plural_attribute(predicate: str) -> bool:
@@ -75,16 +117,16 @@ def _saying(text: str, value: Any) -> list[str]:
 
 
 def names(statement: str, values: tuple[Any, ...]) -> set[str]:
-    """The statement's capitalised words past its first, outside ``values``, casefolded."""
+    """The statement's capitalised words outside ``values`` and the words any sentence opens
+    with (``_OPENERS``), casefolded, a possessive "'s" cut off."""
     shown = set().union(*(value_words(v) for v in values)) if values else set()
     found = set()
-    for part in sentences(statement) or [statement]:
-        for i, m in enumerate(_CAPITALISED.finditer(part.strip())):
-            word = m.group(1).casefold()
-            if i == 0 and m.start() == 0:
-                continue  # the sentence's first word is capitalised anyway
-            if word not in shown and word not in {"i", "user"} and len(word) > 1:
-                found.add(word)
+    for m in _CAPITALISED.finditer(statement):
+        word = m.group(1).casefold()
+        for mark in ("'s", "\u2019s", "'", "\u2019"):
+            word = word.removesuffix(mark)
+        if len(word) > 1 and word not in shown and word not in _OPENERS:
+            found.add(word)
     return found
 
 

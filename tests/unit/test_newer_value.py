@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from processors.adjudication import Policy
-from processors.newer_value import ADDING, adds, names, plural_attribute, replaces
+from processors.newer_value import _OPENERS, ADDING, adds, names, plural_attribute, replaces
 from processors.normalize import canonical_value
 from tests.support.adjudication import POLICY, event, fact, run, seeded
 
@@ -170,3 +170,24 @@ def test_a_late_event_is_history_under_the_policy_too(predicate: str, old: str, 
 
 def test_policy_default_holds() -> None:
     assert Policy(semantic_threshold=0.1).newer_wins is False
+
+
+@given(
+    name=st.lists(VALUE.filter(lambda v: " " not in v), min_size=1, max_size=3).map(" ".join),
+    predicate=SINGULAR,
+    old=VALUE,
+    new=VALUE,
+    opener=st.sampled_from(["", "The ", "In 2020 ", "Now "]),
+)
+def test_one_named_thing_told_either_way_is_replaced(
+    name: str, predicate: str, old: str, new: str, opener: str
+) -> None:
+    """The name opening a sentence or said with a possessive is still the same name."""
+    both = (new, old)
+    words = {w.casefold() for w in name.split()}
+    assume(not words & (names(new, ()) | names(old, ())) and not words & _OPENERS)
+    old_s = f"{opener}{name} is known for {old}."
+    new_s = f"{name}'s {predicate.replace('_', ' ')} is {new} now."
+    assume(not adds(new_s) and not adds(old_s))
+    assert names(old_s, both) == names(new_s, both) != set()
+    assert replaces(predicate, new, new_s, old, old_s, new_s)
