@@ -47,8 +47,8 @@ TOLD = [
 ]
 
 
-def _context(w: WorkerProcess, **params: Any) -> ContextResponse:
-    status, body, _ = http(w, "/v1/context", None, project="p1", subject="alice", k=20, **params)
+def _context(w: WorkerProcess, k: int = 20, **params: Any) -> ContextResponse:
+    status, body, _ = http(w, "/v1/context", None, project="p1", subject="alice", k=k, **params)
     assert status == 200, body
     return ContextResponse.model_validate(orjson.loads(body))
 
@@ -82,3 +82,30 @@ def test_an_event_whose_facts_were_all_replaced_is_not_served(
         before = _context(w, as_of="2026-01-02T12:00:00Z")
         assert not any(e.replaced for e in before.events)
         assert "I live in Paris" in before.text
+
+
+def test_a_long_chain_of_changes_serves_only_the_newest(settings: Settings, tmp_path: Path) -> None:
+    """Growth: one attribute changed 300 times (one event each, published at once): one fact
+    active, the other 299 superseded in order, and a context of the 100 newest events spells
+    out only the newest and counts the 99 replaced ones, in one bounded text."""
+    n = 300
+    s = settings.model_copy(update={"value_conflicts": "newer_wins"})
+    told = [
+        event(
+            f"c{i:04d}",
+            occurred_at=f"2026-01-{1 + i // 12:02d}T{i % 12:02d}:00:00Z",
+            content=f"My score is {i} now.",
+            cands=[_fact("score", f"s{i}", f"The user's score is s{i}.")],
+        )
+        for i in range(n)
+    ]
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        sdk.publish_events(s, told)
+        wait_applied(s, w, n, timeout=180)
+        assert facts_of(s, "alice", "active") == {"score": {"value": f"s{n - 1}"}}
+        assert scalar(s, "SELECT count(*) FROM facts WHERE status = 'superseded'") == n - 1
+        ctx = _context(w, k=100)
+        assert [e.event_id for e in ctx.events if not e.replaced] == [f"c{n - 1:04d}"]
+        assert sum(e.replaced for e in ctx.events) == 99
+        assert "Earlier events whose facts were all replaced since: 99" in ctx.text
+        assert len(ctx.text.splitlines()) < 10
