@@ -2,7 +2,8 @@
 
 Invariants: pure (models in, text out); the text carries the same facts and events as
 the JSON, each on one line of bounded length, except that an event whose every fact was
-replaced since (``ContextEvent.replaced``) is only counted; the facts in the JSON's order,
+replaced since (``ContextEvent.replaced``) or that a later event restates
+(``ContextEvent.restated_by``) is only counted; the facts in the JSON's order,
 the events oldest first (ties kept in the JSON's order), since what tells a reader (a small
 model above all) that a statement replaced an earlier one is their order in time, not their
 rank; a fact's line carries its statement (bounded), which says whose fact it is when the
@@ -124,18 +125,20 @@ def render_text(
         lines.append(
             f"Other open conflicts, about facts not listed here: {len(open_sets) - len(shown)}"
         )
-    current = [e for e in events if not e.replaced]
+    current = [e for e in events if not e.replaced and e.restated_by is None]
     if current:
         lines.append("Relevant events (oldest first):")
         # sorted() is stable: events of the same instant keep their rank order.
         for e in sorted(current, key=lambda e: e.occurred_at):
             who = f"{e.role}: " if e.role else ""
             lines.append(f"- {_day(e.occurred_at)} {who}{one_line(e.content)}")
-    if len(current) < len(events):
-        # What they said was replaced by newer facts: spelled out, a small model answers the
-        # older statement as readily as the newer (bench/README.md, Letta and
-        # FactConsolidation).
-        lines.append(
-            f"Earlier events whose facts were all replaced since: {len(events) - len(current)}"
-        )
+    # What they said was replaced by newer facts, or said again later: spelled out, a small
+    # model answers the older statement as readily as the newer (bench/README.md, Letta and
+    # FactConsolidation).
+    replaced = sum(e.replaced for e in events)
+    restated = sum(not e.replaced and e.restated_by is not None for e in events)
+    if replaced:
+        lines.append(f"Earlier events whose facts were all replaced since: {replaced}")
+    if restated:
+        lines.append(f"Earlier events restated by a later one: {restated}")
     return "\n".join(lines) + "\n"

@@ -117,6 +117,10 @@ class ContextEvent(Frozen):
     # Every fact stated from this event was replaced since (superseded by a newer event or a
     # person, or rejected): what it says is no longer current. The text leaves it out.
     replaced: bool = False
+    # A later event of the same context says nearly the same (its id; within
+    # ``context_restated_distance``): this one is likely an earlier version. The text leaves
+    # it out.
+    restated_by: str | None = None
 
 
 class ContextResponse(Frozen):

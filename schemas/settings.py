@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     # similar to the events' text (processors.extraction_context). 0: list none.
     extraction_context_tokens: int = Field(default=400, ge=0, le=1_000_000)
     extraction_context_recent: int = Field(default=3, ge=0, le=1000)
+    # /v1/context: an event a later event of the same context restates within this cosine
+    # distance (MiniLM) is read as restated by it: marked in the JSON, counted in the text.
+    # Chosen by `python -m bench.memory.restated` (tune pairs: at most 0.1 % of statements
+    # that both stay true read as restated); 0 turns it off.
+    context_restated_distance: float = Field(default=0.12, ge=0, le=2)
     # After extraction, one more call per event asks which known attribute a candidate under a
     # new name changes (processors.attribute_link), among the subject's facts that fit
     # extraction_link_tokens (chosen as for the prompt). Unset: on with a real provider.

@@ -16,7 +16,9 @@ Invariants:
   of the open conflicts it spells out those about the facts it lists and counts the rest; an
   event every fact of which was replaced since (``ContextEvent.replaced``: superseded by a
   newer event or a person, or rejected) is counted, not spelled out, so a superseded value
-  does not reach a prompt through the event that first said it.
+  does not reach a prompt through the event that first said it; so is an event a later event
+  of the same context restates (``ContextEvent.restated_by``: their embeddings within
+  ``restated_distance``), the earlier version of a statement said again differently.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ MAX_CONTEXT_CONFLICTS = 100
 # Measured on LoCoMo (bench/retrieval): hybrid beats either search alone.
 DEFAULT_MODE: ContextMode = "hybrid"
 DEFAULT_RANKING = Ranking()
+# Settings.context_restated_distance's default (bench/results/memory/restated-calibration.json).
+DEFAULT_RESTATED_DISTANCE = 0.12
 
 
 async def facts(
@@ -136,7 +140,7 @@ async def _subject_open_conflicts(
     return await _reviews(store, sets)
 
 
-def _event(r: dict[str, Any], replaced: bool = False) -> ContextEvent:
+def _event(r: dict[str, Any], replaced: bool = False, by: str | None = None) -> ContextEvent:
     return ContextEvent(
         event_id=r["event_id"],
         occurred_at=r["occurred_at"],
@@ -147,6 +151,7 @@ def _event(r: dict[str, Any], replaced: bool = False) -> ContextEvent:
         distance=_float(r["distance"]),
         score=_float(r["score"]),
         replaced=replaced,
+        restated_by=by,
     )
 
 
@@ -174,6 +179,7 @@ async def context(
     mode: ContextMode = DEFAULT_MODE,
     as_of: datetime | None = None,
     ranking: Ranking | None = None,
+    restated_distance: float = DEFAULT_RESTATED_DISTANCE,
 ) -> ContextResponse:
     """The context of a subject for a query: its facts and events ranked by ``mode``,
     within ``k``, as they were at ``as_of`` (now when None). ``ranking`` overrides the
@@ -209,10 +215,10 @@ async def context(
         )
         scored = [(f, None, None) for f in page]
         found = await store.recent_events(project, subject, k, as_of)
-    replaced = await store.replaced_events(
-        project, subject, [str(r["event_id"]) for r in found], as_of
-    )
-    events = [_event(r, r["event_id"] in replaced) for r in found]
+    ids = [str(r["event_id"]) for r in found]
+    replaced = await store.replaced_events(project, subject, ids, as_of)
+    restated = await store.restated_events(project, subject, ids, restated_distance)
+    events = [_event(r, r["event_id"] in replaced, restated.get(r["event_id"])) for r in found]
     ctx_facts = tuple(
         ContextFact(
             fact=f, distance=d, score=sc, in_conflict=f.id in contested or f.predicate in disputed

@@ -55,6 +55,7 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
                 args.k,
                 mode=args.mode,
                 as_of=as_of,
+                restated_distance=settings.context_restated_distance,
             )
         finally:
             await store.close()

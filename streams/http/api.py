@@ -229,7 +229,17 @@ def install(app: Any, rt: Any, settings: Settings) -> None:
             return ok_json(
                 await paged(
                     context.context(
-                        store, rt.embedder, project, subject, query, k, limit, cursor, mode, as_of
+                        store,
+                        rt.embedder,
+                        project,
+                        subject,
+                        query,
+                        k,
+                        limit,
+                        cursor,
+                        mode,
+                        as_of,
+                        restated_distance=settings.context_restated_distance,
                     )
                 )
             )

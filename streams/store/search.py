@@ -193,6 +193,19 @@ REPLACED_EVENTS = """
         AND (%(t)s::timestamptz IS NULL OR f.valid_to <= %(t)s)))"""
 
 
+# Of the given events, each one a later one of them (by time, then id) restates: their
+# embeddings within the bound; the nearest later one is named.
+RESTATED_EVENTS = """
+    SELECT DISTINCT ON (a.event_id) a.event_id, b.event_id AS by
+    FROM events a JOIN events b
+      ON b.project_id = a.project_id AND b.subject_id = a.subject_id
+     AND b.event_id = ANY(%(ids)s) AND (b.occurred_at, b.event_id) > (a.occurred_at, a.event_id)
+    WHERE a.project_id = %(p)s AND a.subject_id = %(s)s AND a.event_id = ANY(%(ids)s)
+      AND a.embedding_half IS NOT NULL AND b.embedding_half IS NOT NULL
+      AND (a.embedding_half <=> b.embedding_half) <= %(d)s
+    ORDER BY a.event_id, a.embedding_half <=> b.embedding_half, b.event_id"""
+
+
 class SearchQueries(Base):
     """Ranked reads of a subject's facts and events for context retrieval."""
 
@@ -250,3 +263,15 @@ class SearchQueries(Base):
             REPLACED_EVENTS, {"p": project, "s": subject, "ids": event_ids, "t": as_of}
         )
         return {r["event_id"] for r in await cur.fetchall()}
+
+    async def restated_events(
+        self, project: str, subject: str, event_ids: list[str], bound: float
+    ) -> dict[str, str]:
+        """Of ``event_ids``, each one a later one of them restates within ``bound`` (cosine
+        distance), with the nearest such event: ``RESTATED_EVENTS``."""
+        if len(event_ids) < 2 or bound <= 0:
+            return {}
+        cur = await self.conn.execute(
+            RESTATED_EVENTS, {"p": project, "s": subject, "ids": event_ids, "d": bound}
+        )
+        return {r["event_id"]: r["by"] for r in await cur.fetchall()}

@@ -17,7 +17,15 @@ from schemas.api import ContextResponse
 from schemas.settings import Settings
 from streams.kafka import sdk
 from tests.support.read_side import http
-from tests.support.workers import WorkerProcess, event, facts_of, scalar, wait_applied
+from tests.support.workers import (
+    WorkerProcess,
+    episodic_pending,
+    event,
+    facts_of,
+    scalar,
+    wait_applied,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -109,3 +117,33 @@ def test_a_long_chain_of_changes_serves_only_the_newest(settings: Settings, tmp_
         assert sum(e.replaced for e in ctx.events) == 99
         assert "Earlier events whose facts were all replaced since: 99" in ctx.text
         assert len(ctx.text.splitlines()) < 10
+
+
+RESTATED = [
+    ("r1", "Our team meeting is every Monday at 9 am in room 4."),
+    ("r2", "I had pasta for lunch today."),
+    ("r3", "Our team meeting is every Tuesday at 9 am in room 4."),
+    ("r4", "I drive a blue 2015 Honda Civic to work."),
+]
+
+
+@pytest.mark.parametrize("bound", [0.12, 0.0])
+def test_an_event_a_later_one_restates_is_not_spelled_out(
+    settings: Settings, tmp_path: Path, bound: float
+) -> None:
+    """With the real MiniLM: an earlier statement a later event of the context says again
+    differently (0.02 apart) is marked ``restated_by`` and counted; unrelated events are
+    shown; the bound 0 turns the reading off."""
+    s = settings.model_copy(update={"embedder": "fastembed", "context_restated_distance": bound})
+    with WorkerProcess(s, tmp_path / "w.log") as w:
+        for day, (eid, content) in enumerate(RESTATED, start=1):
+            sdk.publish_events(s, [event(eid, day=day, content=content, cands=[])])
+        wait_applied(s, w, len(RESTATED))
+        wait_until(lambda: episodic_pending(s) == 0, 60, "event embeddings filled")
+        for params in ({}, {"query": "When is the team meeting?"}):
+            ctx = _context(w, **params)
+            by = {e.event_id: e.restated_by for e in ctx.events}
+            assert by == {eid: None for eid in by} | ({"r1": "r3"} if bound else {})
+            assert ("every Monday" in ctx.text) is (not bound)
+            assert "every Tuesday" in ctx.text and "pasta" in ctx.text
+            assert ("Earlier events restated by a later one: 1" in ctx.text) is bool(bound)

@@ -28,7 +28,9 @@ def _event(content: str) -> ContextEvent:
     return ContextEvent(event_id="e1", occurred_at=T0, kind="message", content=content)
 
 
-def _nth(i: int, minutes: int, content: str, replaced: bool = False) -> ContextEvent:
+def _nth(
+    i: int, minutes: int, content: str, replaced: bool = False, by: str | None = None
+) -> ContextEvent:
     """The ``i``-th event of a list, ``minutes`` after T0."""
     return ContextEvent(
         event_id=f"e{i}",
@@ -36,6 +38,7 @@ def _nth(i: int, minutes: int, content: str, replaced: bool = False) -> ContextE
         kind="message",
         content=content,
         replaced=replaced,
+        restated_by=by,
     )
 
 
@@ -185,20 +188,30 @@ def test_an_open_set_is_one_bounded_line_whatever_its_size(
 
 @given(
     events=st.lists(
-        st.tuples(st.booleans(), st.text(min_size=1, max_size=80), st.integers(0, 10**5)),
+        st.tuples(
+            st.booleans(),
+            st.booleans(),
+            st.text(min_size=1, max_size=80),
+            st.integers(0, 10**5),
+        ),
         max_size=30,
     )
 )
-def test_a_replaced_event_is_counted_never_spelled_out(
-    events: list[tuple[bool, str, int]],
+def test_a_replaced_or_restated_event_is_counted_never_spelled_out(
+    events: list[tuple[bool, bool, str, int]],
 ) -> None:
     # A unique marker per event, so an event's line is found whatever its content.
-    shown = [_nth(i, m, f"\u00a7{i}\u00a7 {c}", r) for i, (r, c, m) in enumerate(events)]
+    shown = [
+        _nth(i, m, f"\u00a7{i}\u00a7 {c}", r, "later" if again else None)
+        for i, (r, again, c, m) in enumerate(events)
+    ]
     text = render_text("p", "s", "q", (), shown, ())
     for e in shown:
         marker = e.content.split(" ", 1)[0]
-        assert (marker in text) is (not e.replaced)
+        assert (marker in text) is (not e.replaced and e.restated_by is None)
     gone = sum(e.replaced for e in shown)
+    again = sum(not e.replaced and e.restated_by is not None for e in shown)
     footer = f"Earlier events whose facts were all replaced since: {gone}"
     assert (footer in text) is (gone > 0)
-    assert ("Relevant events (oldest first):" in text) is (gone < len(shown))
+    assert (f"Earlier events restated by a later one: {again}" in text) is (again > 0)
+    assert ("Relevant events (oldest first):" in text) is (gone + again < len(shown))
