@@ -47,6 +47,7 @@ from schemas.api import (
 )
 from schemas.base import no_nul
 from schemas.facts import ConflictSet, Fact
+from schemas.settings import Settings
 from streams.embedding.embedder import Embedder
 from streams.store import reads as store_reads
 from streams.store.core import Store, fact_from_row
@@ -60,7 +61,7 @@ MAX_CONTEXT_CONFLICTS = 100
 DEFAULT_MODE: ContextMode = "hybrid"
 DEFAULT_RANKING = Ranking()
 # Settings.context_restated_distance's default (bench/results/memory/restated-calibration.json).
-DEFAULT_RESTATED_DISTANCE = 0.12
+DEFAULT_RESTATED_DISTANCE: float = Settings.model_fields["context_restated_distance"].default
 
 
 async def facts(
