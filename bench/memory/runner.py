@@ -13,15 +13,16 @@ and ``full`` (as much of the history as fits ``--full-chars``, its end kept).
 
 Invariants: the bench changes nothing in the product (settings only, named in the result);
 each run has its own schema and topic prefix, dropped at the end unless ``--keep`` or
-the run failed (kept then, for ``--reuse``); an answer request the server refuses is a
-wrong answer, counted (``answer_refused``); every
-figure is measured in this run; the per-question log (question, gold, each answer) is in the
+the run failed or was terminated (kept then, for ``--reuse``, its worker stopped); an answer
+request the server refuses is a wrong answer, counted (``answer_refused``); every figure is
+measured in this run; the per-question log (question, gold, each answer) is in the
 result, the contexts in the scratch transcript only.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import time
 import urllib.error
 import urllib.parse
@@ -43,6 +44,12 @@ from tests.support.workers import WorkerProcess, rows, wait_until
 
 SCRATCH = Path("/tmp/bench-memory")
 APPROACHES = ("consolidator", "mem0", "bm25", "full")
+
+
+def _terminate(_sig: int, _frame: Any) -> None:
+    # SIGTERM would end the process without `finally`: the worker it started would be left
+    # running, holding the model's cores, and the schema an hour's ingest built dropped.
+    raise KeyboardInterrupt
 
 
 def _encode(evs: Sequence[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
@@ -202,6 +209,7 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
     # nothing is ingested: the answers alone, e.g. after a change of the read side. It is
     # that run's, so it is kept again.
     tag = args.reuse or uuid.uuid4().hex[:8]
+    signal.signal(signal.SIGTERM, _terminate)
     args.keep = args.keep or bool(args.reuse)
     SCRATCH.mkdir(parents=True, exist_ok=True)
     transcript = SCRATCH / f"{bench.name}-{tag}.jsonl"
