@@ -17,13 +17,17 @@ Invariants:
   ``languages``, ``pets``, ``hobbies``), nor when a sentence of the message that says the new
   value, or the candidate's statement, adds rather than replaces ("also", "too", "another",
   "as well", "both", "in addition", ...): a second language is not a changed language.
-- Never true when the two statements name different things: each statement's capitalised
-  words, outside both values and other than sentence openers ("The", "My", "In", ...), a
-  possessive cut off, are its names; two statements that
-  each have names and share none are about different entities ("The capital of France is
-  Paris" / "The author of Hamlet is Thomas Kyd" under one generic predicate). A statement
-  with no names (the user's own facts: "The user now lives in Lisbon") gives no evidence and
-  does not block.
+- Never true when the two statements name different things. A statement's names are its
+  capitalised words other than sentence openers ("The", "My", "In", ...), a possessive cut
+  off, once both values are cut out of it (as phrases where the statement says them so:
+  "Chanel was founded by Coco Chanel" still names Chanel; word by word where it does not).
+  Two statements that each have names are about different entities when they share none
+  ("The capital of France is Paris" / "The author of Hamlet is Thomas Kyd" under one generic
+  predicate), or when each has a name the other lacks and no shared name is in the predicate
+  ("University of Minnesota" / "University of California" under ``headquarters_city``;
+  ``theresa_bronn_occupation`` says whose it is, so a place named beside her does not
+  block). A statement with no names (the user's own facts: "The user now lives in Lisbon")
+  gives no evidence and does not block.
 - The caller checks the rest (``processors.adjudication``): only a match on the same
   attribute (exact, same or alias; never a link or an unsure pair), never a pinned fact, never
   a late event (that is history), never an attribute with an open value set (the newer value
@@ -38,7 +42,7 @@ import re
 from typing import Any
 
 from processors.ending import sentences
-from processors.grounding import value_words, word_list
+from processors.grounding import leaves, value_words, word_list
 
 # Words that add a value beside the known one rather than replace it.
 ADDING = frozenset(
@@ -116,18 +120,50 @@ def _saying(text: str, value: Any) -> list[str]:
     return hits or parts
 
 
+def _cut_values(statement: str, values: tuple[Any, ...]) -> tuple[str, set[str]]:
+    """``statement`` with every value it says as a phrase cut out, and the words of the
+    values it does not say so (excluded word by word)."""
+    excluded: set[str] = set()
+    for leaf in leaves(list(values)):
+        if isinstance(leaf, bool) or leaf is None:
+            continue
+        phrase = " ".join(str(leaf).split())
+        if len(phrase) < 2:
+            continue
+        pattern = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", re.IGNORECASE)
+        cut = pattern.sub(" ", statement)
+        if cut == statement:
+            excluded |= value_words(leaf)
+        statement = cut
+    return statement, excluded
+
+
 def names(statement: str, values: tuple[Any, ...]) -> set[str]:
-    """The statement's capitalised words outside ``values`` and the words any sentence opens
-    with (``_OPENERS``), casefolded, a possessive "'s" cut off."""
-    shown = set().union(*(value_words(v) for v in values)) if values else set()
+    """The statement's capitalised words outside ``values`` (module docstring) and the words
+    any sentence opens with (``_OPENERS``), casefolded, a possessive "'s" cut off."""
+    text, shown = _cut_values(statement, values)
     found = set()
-    for m in _CAPITALISED.finditer(statement):
+    for m in _CAPITALISED.finditer(text):
         word = m.group(1).casefold()
         for mark in ("'s", "\u2019s", "'", "\u2019"):
             word = word.removesuffix(mark)
         if len(word) > 1 and word not in shown and word not in _OPENERS:
             found.add(word)
     return found
+
+
+def different_things(predicate: str, mine: set[str], theirs: set[str]) -> bool:
+    """Whether two statements' names say they are about different entities (module
+    docstring): no shared name, or each a name the other lacks and the predicate naming
+    none of the shared ones."""
+    if not mine or not theirs:
+        return False
+    shared = mine & theirs
+    if not shared:
+        return True
+    if mine <= theirs or theirs <= mine:
+        return False
+    return not shared & set(word_list(predicate.replace("_", " ")))
 
 
 def replaces(
@@ -149,7 +185,7 @@ def replaces(
         if new_statement and old_statement:
             both = (new_value, old_value)
             mine, theirs = names(new_statement, both), names(old_statement, both)
-            if mine and theirs and not mine & theirs:
+            if different_things(predicate, mine, theirs):
                 return False
         return True
     except (TypeError, ValueError, RecursionError):
