@@ -41,5 +41,13 @@ def conflict_set_id(project_id: str, subject_id: str, predicate: str, first_fact
     return stable_id("conflict", project_id, subject_id, predicate, first_fact_id)
 
 
+def held_conflict_set_id(
+    project_id: str, subject_id: str, predicate: str, resolved_set_id: str
+) -> str:
+    """The value set a resolution's winner opens when its predicate is taken meanwhile
+    (``processors.commands``): keyed by the resolved set, one of them per resolution."""
+    return stable_id("conflict", project_id, subject_id, predicate, "held", resolved_set_id)
+
+
 def change_id(cause: str, fact_id: str, change: str, seq: int) -> str:
     return stable_id("change", cause, fact_id, change, str(seq))

@@ -53,8 +53,10 @@ class Bookkeeping(Base):
 
     async def command_state(self, cmd: Command) -> tuple[dict[str, Fact], dict[str, ConflictSet]]:
         """What a command needs, and no more (a subject's whole history may be large): the
-        facts it names, the conflict set it names, that set's members and the active fact
-        of the set's predicate; all within the command's (project, subject)."""
+        facts it names, the conflict set it names and that set's members, the active fact of
+        every predicate among them and of the set's, and the open value sets of those
+        predicates (a winner whose predicate was taken meanwhile joins one); all within the
+        command's (project, subject)."""
         scope = (cmd.project_id, cmd.subject_id)
         named = [i for i in (cmd.fact_id, cmd.choose_fact_id) if i]
         conflicts: dict[str, ConflictSet] = {}
@@ -67,21 +69,30 @@ class Bookkeeping(Base):
             conflicts = {r["id"]: conflict_from_row(r) for r in await cur.fetchall()}
         cs = conflicts.get(cmd.conflict_set_id or "")
         cur = await self.conn.execute(
-            """SELECT * FROM facts WHERE project_id = %s AND subject_id = %s AND (
-                   id = ANY(%s) OR conflict_set_id = %s
-                   OR (status = 'active' AND predicate = %s)
-                   OR (status = 'active' AND predicate = (SELECT f.predicate FROM facts f
-                       WHERE f.id = %s AND f.project_id = %s)))""",
+            """WITH own AS (SELECT * FROM facts WHERE project_id = %s AND subject_id = %s
+                   AND (id = ANY(%s) OR conflict_set_id = %s))
+               SELECT * FROM own UNION ALL
+               SELECT * FROM facts WHERE project_id = %s AND subject_id = %s
+                   AND status = 'active'
+                   AND predicate IN (SELECT predicate FROM own UNION SELECT %s::text)""",
             (
                 *scope,
                 named + (list(cs.fact_ids) if cs else []),
                 cs.id if cs else None,
+                *scope,
                 cs.predicate if cs else None,
-                cs.fact_ids[0] if cs else None,
-                cmd.project_id,
             ),
         )
-        return {r["id"]: fact_from_row(r) for r in await cur.fetchall()}, conflicts
+        facts = {r["id"]: fact_from_row(r) for r in await cur.fetchall()}
+        if cs is not None:
+            cur = await self.conn.execute(
+                """SELECT * FROM conflict_sets WHERE project_id = %s AND subject_id = %s
+                   AND status = 'open' AND reason = 'value' AND id <> %s
+                   AND predicate = ANY(%s)""",
+                (*scope, cs.id, sorted({f.predicate for f in facts.values() if f.predicate})),
+            )
+            conflicts |= {r["id"]: conflict_from_row(r) for r in await cur.fetchall()}
+        return facts, conflicts
 
     async def aliases_for(
         self, predicates: Mapping[str, Iterable[str]]

@@ -1,0 +1,141 @@
+"""A flagged pair resolved after its predicate was taken, against a real worker, broker and
+database: while a possible_same_attribute set waits, a later event (read by a worker with no
+unsure band, as a far statement would be with a real embedder) creates an active fact on the
+contender's own predicate. Resolving the set ``distinct`` must neither dead-letter (the
+one-active index once refused the promotion and the decision was lost) nor displace that
+fact: a different value waits in the predicate's value conflict, an equal one merges into it
+with its provenance, and the next event still goes through."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schemas import topics
+from schemas.settings import Settings
+from streams.kafka import sdk
+from tests.support.workers import (
+    WorkerProcess,
+    cli,
+    event,
+    facts_of,
+    read_topic,
+    rows,
+    wait_applied,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def _c(predicate: str, value: dict[str, Any], action: str = "create") -> list[dict]:
+    return [{"predicate": predicate, "value": value, "action": action}]
+
+
+def test_a_resolution_waits_for_a_predicate_taken_meanwhile(
+    settings: Settings, tmp_path: Path
+) -> None:
+    unsure = settings.model_copy(
+        update={
+            "semantic_threshold": 0.0,
+            "semantic_unsure_create": 2.0,
+            "semantic_unsure_supersede": 2.0,
+        }
+    )
+    # carol gets a different value on the contender's predicate, erin the same one.
+    with WorkerProcess(unsure, tmp_path / "w1.log") as w:
+        sdk.publish_events(
+            unsure,
+            [
+                event(f"{who}1", subject=who, day=1, cands=_c("studio_place", {"v": "A"}))
+                for who in ("carol", "erin")
+            ],
+        )
+        wait_applied(unsure, w, 2)
+        sdk.publish_events(
+            unsure,
+            [
+                event(f"{who}2", subject=who, day=2, cands=_c("atelier_spot", {"v": "B"}))
+                for who in ("carol", "erin")
+            ],
+        )
+        wait_applied(unsure, w, 4)
+    flagged = {
+        r["subject_id"]: r["id"]
+        for r in rows(settings, "SELECT subject_id, id FROM conflict_sets WHERE status = 'open'")
+    }
+    assert set(flagged) == {"carol", "erin"}
+    with WorkerProcess(settings, tmp_path / "w2.log") as w:
+        sdk.publish_events(
+            settings,
+            [
+                event("carol3", subject="carol", day=3, cands=_c("atelier_spot", {"v": "E"})),
+                event("erin3", subject="erin", day=3, cands=_c("atelier_spot", {"v": "B"})),
+            ],
+        )
+        wait_applied(settings, w, 6)
+        for who in ("carol", "erin"):
+            assert set(facts_of(settings, who)) == {"studio_place", "atelier_spot"}
+            done = cli(
+                settings, "resolve", "--project", "p1", "--subject", who, flagged[who], "--distinct"
+            )
+            assert done.returncode == 0, done.stderr + done.stdout
+        outcomes = rows(settings, "SELECT subject_id, outcome FROM commands_applied")
+        assert {r["subject_id"] for r in outcomes} == {"carol", "erin"}
+        assert all(r["outcome"] == "applied" for r in outcomes), outcomes
+        assert read_topic(settings, topics.EVENTS_DLQ) == []
+
+        # carol: E stays, B waits in atelier_spot's value conflict for a person or the judge.
+        assert facts_of(settings, "carol") == {
+            "studio_place": {"v": "A"},
+            "atelier_spot": {"v": "E"},
+        }
+        (held,) = rows(
+            settings,
+            """SELECT * FROM conflict_sets WHERE subject_id = 'carol' AND status = 'open'""",
+        )
+        assert (held["reason"], held["predicate"]) == ("value", "atelier_spot")
+        waiting = rows(
+            settings,
+            "SELECT value FROM facts WHERE conflict_set_id = %s AND status = 'candidate'",
+            (held["id"],),
+        )
+        assert [r["value"] for r in waiting] == [{"v": "B"}]
+        done = cli(
+            settings, "resolve", "--project", "p1", "--subject", "carol", held["id"], "--keep-new"
+        )
+        assert done.returncode == 0, done.stderr + done.stdout
+        assert facts_of(settings, "carol")["atelier_spot"] == {"v": "B"}
+
+        # erin: the flagged B merged into the equal active B, which holds both sources.
+        assert facts_of(settings, "erin") == {
+            "studio_place": {"v": "A"},
+            "atelier_spot": {"v": "B"},
+        }
+        (merged,) = rows(
+            settings,
+            """SELECT superseded_by, superseded_reason FROM facts
+               WHERE subject_id = 'erin' AND status = 'superseded'""",
+        )
+        assert merged["superseded_reason"] == "dedup"
+        sources = rows(
+            settings,
+            "SELECT event_id FROM fact_sources WHERE fact_id = %s ORDER BY event_id",
+            (merged["superseded_by"],),
+        )
+        assert [r["event_id"] for r in sources] == ["erin2", "erin3"]
+        assert (
+            rows(
+                settings,
+                "SELECT id FROM conflict_sets WHERE subject_id = 'erin' AND status = 'open'",
+            )
+            == []
+        )
+
+        # The next event still goes through.
+        sdk.publish_events(
+            settings, [event("carol4", subject="carol", day=4, cands=_c("tea", {"v": "green"}))]
+        )
+        wait_applied(settings, w, 7)
+        assert facts_of(settings, "carol")["tea"] == {"v": "green"}
