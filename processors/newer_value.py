@@ -182,11 +182,29 @@ def replaces(
             return False
         if new_statement and adds(new_statement):
             return False
-        if new_statement and old_statement:
-            both = (new_value, old_value)
-            mine, theirs = names(new_statement, both), names(old_statement, both)
-            if different_things(predicate, mine, theirs):
-                return False
-        return True
+        return not about_different_things(
+            predicate, new_value, new_statement, old_value, old_statement
+        )
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def about_different_things(
+    predicate: str,
+    new_value: Any,
+    new_statement: str | None,
+    old_value: Any,
+    old_statement: str | None,
+) -> bool:
+    """Whether the two facts' statements name different things (module docstring); False
+    when a statement is missing or gives no names. The value judge is not asked about such a
+    pair either (``streams.consolidation.jobs.flagged``): its answer would retire another
+    entity's fact."""
+    if not (new_statement and old_statement):
+        return False
+    try:
+        both = (new_value, old_value)
+        mine, theirs = names(new_statement, both), names(old_statement, both)
+        return different_things(predicate, mine, theirs)
     except (TypeError, ValueError, RecursionError):
         return False

@@ -28,6 +28,10 @@ Invariants:
   a ``yes``. A linked value under its own name is never offered, ended or not (``askable``:
   "I quit Infosys for Nubank, same job" ends only the employer inside the occupation),
   unless it is a flag (``diet = {"veganism": "yes"}``, shown as that object).
+- A value conflict whose two statements name different things
+  (``processors.newer_value.about_different_things``: "The author of The Witcher ..." /
+  "The author of A Wizard of Earthsea ...", one generic key) is never offered: the 1.5B said
+  "yes" to such pairs and retired another entity's fact; it waits for a person.
 - A decision is trusted only for the set it was asked about; only ``yes`` acts
   (``keep_new``); ``no`` leaves the set for a person, so a wrong "no" loses nothing, and an
   answer that is neither is refused whole (``MalformedJudgeAnswer``).

@@ -23,6 +23,7 @@ from processors import envelopes, value_judge
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
 from processors.ending import ends
+from processors.newer_value import about_different_things
 from processors.normalize import canonical_value, statement_key
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact
@@ -115,8 +116,10 @@ def flagged(
 ) -> list[OfferedPair]:
     """The conflict sets a decision opened or extended, as judge questions: every
     possible_same_attribute set, and every value conflict whose challenged fact is not
-    pinned and whose candidate is not a linked value under its own name
-    (``processors.value_judge.askable``).
+    pinned, whose candidate is not a linked value under its own name
+    (``processors.value_judge.askable``) and whose two statements do not name different
+    things (``processors.newer_value.about_different_things``: "The author of The Witcher
+    ..." / "The author of A Wizard of Earthsea ...").
 
     ``message`` is the deciding event's text: a value question shows it as what the newer
     side said (the evidence, where the candidate's statement is the extractor's paraphrase
@@ -142,6 +145,14 @@ def flagged(
             continue  # pinned facts are untouchable by automated paths
         if cs.reason == "value" and not value_judge.askable(ch.fact.value, existing.value):
             continue
+        if cs.reason == "value" and about_different_things(
+            existing.predicate,
+            ch.fact.value,
+            ch.fact.statement,
+            existing.value,
+            existing.statement,
+        ):
+            continue  # another entity's value: a "yes" would retire a true fact
         # A pinned fact is never retired on the message's evidence alone (automated path).
         ended = (
             not existing.pinned

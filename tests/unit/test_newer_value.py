@@ -15,6 +15,7 @@ from processors.adjudication import Policy
 from processors.newer_value import _OPENERS, ADDING, adds, names, plural_attribute, replaces
 from processors.normalize import canonical_value
 from tests.support.adjudication import POLICY, event, fact, run, seeded
+from tests.support.named import NAME, SINGULAR, VALUE, WORD
 
 NEWER = replace(POLICY, newer_wins=True)
 JSON = st.recursive(
@@ -24,12 +25,6 @@ JSON = st.recursive(
     ),
     max_leaves=12,
 )
-WORD = st.from_regex(r"[a-z]{3,9}", fullmatch=True)
-# Singular attribute names: no last word a plural ("home_city", "employer", "diet_status").
-SINGULAR = (
-    st.lists(WORD, min_size=1, max_size=3).map("_".join).filter(lambda p: not plural_attribute(p))
-)
-VALUE = st.from_regex(r"[A-Z][a-z]{3,9}( [A-Z][a-z]{3,9})?", fullmatch=True)
 # Plain sentences with no adding cue and no capitalised word past the first.
 PLAIN = st.lists(WORD.filter(lambda w: w not in ADDING and w not in {"well", "top"}), max_size=8)
 
@@ -191,9 +186,6 @@ def test_one_named_thing_told_either_way_is_replaced(
     assume(not adds(new_s) and not adds(old_s))
     assert names(old_s, both) == names(new_s, both) != set()
     assert replaces(predicate, new, new_s, old, old_s, new_s)
-
-
-NAME = VALUE.filter(lambda v: " " not in v and v.casefold() not in _OPENERS)
 
 
 @given(predicate=SINGULAR, common=NAME, a=NAME, b=NAME, new=VALUE, old=VALUE)
