@@ -10,7 +10,9 @@ challenged fact's predicate), ``distinct`` that they name two (both stay active)
 A winner never displaces a fact the resolution did not decide on: when its predicate already
 has another active fact (one that arrived while the set waited), an equal value merges into
 that fact and a different one stays ``candidate`` in that predicate's value conflict (opened
-or joined), for a person or the judge, as a different value arriving by an event would.
+or joined), as a different value arriving by an event would: a person resolves it (the judge
+is asked only when a later event extends the set; it is never asked about a command's own
+decision).
 """
 
 from __future__ import annotations
