@@ -7,12 +7,12 @@ unknown or already in the requested state is refused with a reason and changes n
 Resolving a ``possible_same_attribute`` set teaches the project an alias: ``keep_existing``,
 ``keep_new`` or ``choose`` mean the two predicates name one attribute (the winner keeps the
 challenged fact's predicate), ``distinct`` that they name two (both stay active).
-A winner never displaces a fact the resolution did not decide on: when its predicate already
-has another active fact (one that arrived while the set waited), an equal value merges into
-that fact and a different one stays ``candidate`` in that predicate's value conflict (opened
-or joined), as a different value arriving by an event would: a person resolves it (the judge
-is asked only when a later event extends the set; it is never asked about a command's own
-decision).
+The challenged fact is the set's first member while it is active; a winner never displaces
+a fact the resolution did not decide on: when its predicate already has another active fact
+(one that arrived while the set waited), an equal value merges into that fact and a different
+one stays ``candidate`` in that predicate's value conflict (``processors.commands_occupied``),
+as a different value arriving by an event would: a person resolves it (the judge is asked
+only when a later event extends the set; it is never asked about a command's own decision).
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from processors.adjudication import Change, ChangeKindT, Decision
-from processors.bounded import with_member
-from processors.ids import held_conflict_set_id
-from processors.normalize import canonical_value
+from processors.commands_occupied import occupant, yield_to
 from schemas.aliases import PredicateAlias
 from schemas.commands import Command
 from schemas.facts import ConflictSet, Fact
@@ -94,13 +92,17 @@ def _resolve(
     # Members name their set; the set's own id list is only a bounded window of them.
     members = [f for f in facts.values() if f.conflict_set_id == cs.id or f.id in cs.fact_ids]
     contenders = _newest_last([f for f in members if f.status == "candidate"])
-    # The fact the set challenges: for a value conflict the active fact of its predicate; for
-    # a possible_same_attribute set, the active fact of the first member's predicate.
+    # The fact the set challenges is its first member, while it is active: a fact that took
+    # its predicate since (an explicit supersede by a later event) was not decided on here.
     first = facts.get(cs.fact_ids[0])
     keep = first.predicate if cs.reason == "possible_same_attribute" and first else cs.predicate
-    active = next(
-        (f for f in facts.values() if f.status == "active" and f.predicate == keep),
-        None,
+    active = (
+        first
+        if first is not None
+        and first.status == "active"
+        and first.predicate == keep
+        and (first.project_id, first.subject_id) == (cs.project_id, cs.subject_id)
+        else None
     )
     if cmd.resolution in ("keep_existing", "distinct"):
         winner = active if cmd.resolution == "keep_existing" else None
@@ -141,18 +143,20 @@ def _resolve(
     held: list[ConflictSet] = []
     for f in contenders:
         if winner is not None and f.id == winner.id:
+            # Same attribute: the winner takes the name the project keeps for it.
             update: dict[str, object] = {"status": "active", "updated_at": now}
+            if cmd.resolution != "distinct":
+                update["predicate"] = keep
             if active is not None:
-                # Same attribute: the winner takes the name the project keeps for it.
-                update |= {"supersedes_id": active.id, "predicate": keep}
+                update["supersedes_id"] = active.id
             promoted = f.model_copy(update=update)
-            occupant = _occupant(promoted, active, facts)
-            if occupant is not None:
-                writes_, changes_, held = _yield_to(
-                    f, occupant, cs, resolved, alias, conflicts, now
-                )
-                writes += writes_
-                changes += changes_
+            taken = occupant(promoted, active, facts)
+            if taken is not None:
+                waiting = f.model_copy(update={"predicate": promoted.predicate})
+                yielded = yield_to(waiting, taken, cs, resolved, alias, facts, conflicts, now)
+                writes += yielded[0]
+                changes += yielded[1]
+                held = yielded[2]
                 continue
             writes.append(promoted)
             changes.append(Change("conflict_resolved", promoted, f, resolved, alias))
@@ -160,95 +164,17 @@ def _resolve(
             rejected = f.model_copy(update={"status": "rejected", "updated_at": now})
             writes.append(rejected)
             changes.append(Change("conflict_resolved", rejected, f, resolved, alias))
-    if not changes and active is not None:
-        # Nothing left to reject: still record the resolution as one change on the survivor.
-        changes.append(Change("conflict_resolved", active, active, resolved, alias))
+    survivor = active or first
+    if not changes and survivor is not None:
+        # Nothing left to reject: still record the resolution as one change on the challenged
+        # fact (retired since, if no longer active).
+        changes.append(Change("conflict_resolved", survivor, survivor, resolved, alias))
     return Decision(
         outcomes=(),
         fact_writes=tuple(writes),
         conflict_writes=(resolved, *held),
         changes=tuple(changes),
         aliases=() if alias is None else (alias,),
-    )
-
-
-def _occupant(promoted: Fact, retired: Fact | None, facts: Mapping[str, Fact]) -> Fact | None:
-    """Another active fact already on the predicate ``promoted`` would take (not the one this
-    resolution retires)."""
-    return next(
-        (
-            f
-            for f in sorted(facts.values(), key=lambda f: f.id)
-            if f.status == "active"
-            and f.predicate == promoted.predicate
-            and f.id != promoted.id
-            and (retired is None or f.id != retired.id)
-            and (f.project_id, f.subject_id) == (promoted.project_id, promoted.subject_id)
-        ),
-        None,
-    )
-
-
-def _yield_to(
-    winner: Fact,
-    occupant: Fact,
-    cs: ConflictSet,
-    resolved: ConflictSet,
-    alias: PredicateAlias | None,
-    conflicts: Mapping[str, ConflictSet],
-    now: datetime,
-) -> tuple[list[Fact], list[Change], list[ConflictSet]]:
-    """The winner of ``cs`` meets ``occupant``, active on its predicate since: an equal value
-    merges into it; a different one contends in the predicate's open value set."""
-    if canonical_value(winner.value) == canonical_value(occupant.value):
-        merged = winner.model_copy(
-            update={
-                "status": "superseded",
-                "valid_to": max(winner.valid_from, now),
-                "superseded_by": occupant.id,
-                "superseded_reason": "dedup",
-                "updated_at": now,
-            }
-        )
-        return [merged], [Change("merged", merged, winner, resolved, alias)], []
-    open_set = next(
-        (
-            c
-            for c in sorted(conflicts.values(), key=lambda c: c.id)
-            if c.id != cs.id
-            and c.status == "open"
-            and c.reason == "value"
-            and c.predicate == occupant.predicate
-            and (c.project_id, c.subject_id) == (cs.project_id, cs.subject_id)
-        ),
-        None,
-    )
-    kind: ChangeKindT
-    if open_set is None:
-        assert occupant.predicate is not None
-        target = ConflictSet(
-            id=held_conflict_set_id(cs.project_id, cs.subject_id, occupant.predicate, cs.id),
-            project_id=cs.project_id,
-            subject_id=cs.subject_id,
-            predicate=occupant.predicate,
-            status="open",
-            reason="value",
-            fact_ids=(occupant.id, winner.id),
-            fact_count=2,
-            created_at=now,
-        )
-        kind = "conflict_opened"
-    else:
-        target = open_set.model_copy(update=with_member(open_set, winner.id))
-        kind = "conflict_extended"
-    waiting = winner.model_copy(update={"conflict_set_id": target.id, "updated_at": now})
-    return (
-        [waiting],
-        [
-            Change("conflict_resolved", waiting, winner, resolved, alias),
-            Change(kind, waiting, winner, target),
-        ],
-        [target],
     )
 
 

@@ -55,8 +55,9 @@ class Bookkeeping(Base):
         """What a command needs, and no more (a subject's whole history may be large): the
         facts it names, the conflict set it names and that set's members, the active fact of
         every predicate among them and of the set's, and the open value sets of those
-        predicates (a winner whose predicate was taken meanwhile joins one); all within the
-        command's (project, subject)."""
+        predicates with their listed contenders (a winner whose predicate was taken
+        meanwhile joins one, ``processors.commands_occupied``); all within the command's
+        (project, subject)."""
         scope = (cmd.project_id, cmd.subject_id)
         named = [i for i in (cmd.fact_id, cmd.choose_fact_id) if i]
         conflicts: dict[str, ConflictSet] = {}
@@ -91,7 +92,17 @@ class Bookkeeping(Base):
                    AND predicate = ANY(%s)""",
                 (*scope, cs.id, sorted({f.predicate for f in facts.values() if f.predicate})),
             )
-            conflicts |= {r["id"]: conflict_from_row(r) for r in await cur.fetchall()}
+            waiting = {r["id"]: conflict_from_row(r) for r in await cur.fetchall()}
+            conflicts |= waiting
+            # Their listed contenders (a bounded window): an equal value reinforces one.
+            listed = sorted({i for c in waiting.values() for i in c.fact_ids} - set(facts))
+            if listed:
+                cur = await self.conn.execute(
+                    """SELECT * FROM facts WHERE project_id = %s AND subject_id = %s
+                       AND id = ANY(%s)""",
+                    (*scope, listed),
+                )
+                facts |= {r["id"]: fact_from_row(r) for r in await cur.fetchall()}
         return facts, conflicts
 
     async def aliases_for(

@@ -125,6 +125,13 @@ def test_a_resolution_waits_for_a_predicate_taken_meanwhile(
             (merged["superseded_by"],),
         )
         assert [r["event_id"] for r in sources] == ["erin2", "erin3"]
+        (kept,) = rows(
+            settings,
+            "SELECT source_event_ids, reinforcement_count FROM facts WHERE id = %s",
+            (merged["superseded_by"],),
+        )
+        assert sorted(kept["source_event_ids"]) == ["erin2", "erin3"]
+        assert kept["reinforcement_count"] == 1
         assert (
             rows(
                 settings,
