@@ -8,7 +8,9 @@ Invariants:
 - Reinforcement requires exact canonical value equality (``canonical_value``).
 - An event already in a source of the subject's state changes nothing (duplicate); the
   store also refuses an event it has stored, which covers events whose facts were retired.
-- A pinned fact is never superseded by this path: the attempt opens a conflict.
+- A pinned fact is never superseded by this path: the attempt opens a conflict; so does a
+  model's ``supersede`` whose statement and the target's name different things and neither
+  is about the user (``processors.newer_value.about_other_entities``), under either policy.
 - With ``policy.newer_wins`` a ``create`` with a different value on the same attribute
   (named, exact, alias or same; not a link, not an unsure pair) from a newer event
   supersedes, with the candidate's value whole, unless ``processors.newer_value.replaces``
@@ -42,7 +44,7 @@ from processors.adjudication_types import (
     cosine_distance,
 )
 from processors.adjudication_work import Work, new_fact, reinforce
-from processors.newer_value import replaces
+from processors.newer_value import about_other_entities, replaces
 from processors.normalize import canonical_value, statement_equal
 from processors.resolution import Match, linked, resolve
 from schemas.events import RawEvent
@@ -174,8 +176,17 @@ def _fact(
     if already and target.id not in work.writes:
         work.outcomes.append("duplicate")
         return
-    # A link is a proposal (processors.attribute_link): read as a create, never a supersede.
-    supersedes = c.action == "supersede" and match is not None and match.how != "link"
+    # A link is a proposal (processors.attribute_link): read as a create, never a supersede;
+    # so is a "supersede" between statements naming different things, neither about the user
+    # (another entity's fact under the same generic key: the 1.5B said so, bench/README.md).
+    supersedes = (
+        c.action == "supersede"
+        and match is not None
+        and match.how != "link"
+        and not about_other_entities(
+            target.predicate or "", c.value, c.statement, target.value, target.statement
+        )
+    )
     value = {**target.value, **c.value} if supersedes else dict(c.value)
     if match is not None and match.how == "link":
         value = _linked_value(c, value, target.value)

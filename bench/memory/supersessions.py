@@ -3,8 +3,9 @@
 
 A memory bench run with ``--keep`` leaves its schema; this reads each superseded fact beside
 its successor and asks ``processors.newer_value.about_different_things`` of the pair (the
-guard ``newer_wins`` and the value judge's offer apply). A pair it calls different things
-was not superseded by the rule: it came from the model's own ``supersede`` action or from a
+guard ``newer_wins`` and the value judge's offer apply) and of ``about_other_entities``
+(the check a model's own ``supersede`` gets). A pair the first calls different things was
+not superseded by the rule: it came from the model's own ``supersede`` action or from a
 person's command. Read-only; prints one line a pair and the totals.
 
 Invariants: reads one schema of the database named by ``--database-url`` (default: the
@@ -20,7 +21,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from processors.newer_value import about_different_things
+from processors.newer_value import about_different_things, about_other_entities
 from schemas.settings import Settings
 
 QUERY = """SELECT f.predicate, f.superseded_reason AS why, f.value AS old_value,
@@ -39,21 +40,26 @@ def main(argv: list[str] | None = None) -> None:
     url = args.database_url or Settings().resolved_database_url
     with psycopg.connect(url, row_factory=dict_row) as conn:
         rows = conn.execute(sql.SQL(QUERY).format(schema=sql.Identifier(args.schema))).fetchall()
-    different = 0
+    different = others = 0
     for r in rows:
-        apart = about_different_things(
+        pair = (
             r["predicate"] or "",
             r["new_value"],
             r["new_statement"],
             r["old_value"],
             r["old_statement"],
         )
+        apart, other = about_different_things(*pair), about_other_entities(*pair)
         different += apart
+        others += other
         print(
-            f"{r['predicate']}\t{r['why']}\tdifferent_things={apart}\t"
+            f"{r['predicate']}\t{r['why']}\tdifferent_things={apart}\tother_entities={other}\t"
             f"{r['old_statement']!r} -> {r['new_statement']!r}"
         )
-    print(f"{len(rows)} supersessions, {different} between statements naming different things")
+    print(
+        f"{len(rows)} supersessions, {different} between statements naming different things, "
+        f"{others} of them with neither about the user (a model's supersede is held for those)"
+    )
 
 
 if __name__ == "__main__":
