@@ -10,11 +10,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from processors.adjudication import Change, Decision, SubjectState
-from processors.newer_value import names
 from schemas.facts import ConflictSet
 from streams.consolidation.jobs import flagged
 from tests.support.facts import T0, make_fact
-from tests.support.named import NAME, SINGULAR, VALUE
+from tests.support.named import SINGULAR, VALUE, Apart, apart
 
 
 def _offered(predicate: str, new: str, new_s: str, old: str, old_s: str, message: str) -> bool:
@@ -46,25 +45,10 @@ def _offered(predicate: str, new: str, new_s: str, old: str, old_s: str, message
     return bool(flagged(decision, SubjectState(active=(before,), embeddings={}), message))
 
 
-@given(
-    predicate=SINGULAR,
-    mine=st.lists(NAME, min_size=1, max_size=3),
-    theirs=st.lists(NAME, min_size=1, max_size=3),
-    new=VALUE,
-    old=VALUE,
-    ending=st.booleans(),
-)
-def test_another_entitys_value_is_never_put_to_the_judge(
-    predicate: str, mine: list[str], theirs: list[str], new: str, old: str, ending: bool
-) -> None:
-    words = predicate.replace("_", " ")
-    new_s = f"The {words} of {' '.join(mine)} is {new}."
-    old_s = f"The {words} of {' '.join(theirs)} is {old}."
-    same_s = f"The {words} of {' '.join(theirs)} is {new}."
-    both = (new, old)
-    a, b = names(new_s, both), names(old_s, both)
-    assume(a and b and not a & b and names(same_s, both) == b)
-    assume(new.casefold() != old.casefold())
+@given(case=apart(), ending=st.booleans())
+def test_another_entitys_value_is_never_put_to_the_judge(case: Apart, ending: bool) -> None:
+    predicate, new, old = case.predicate, case.new, case.old
+    new_s, old_s, same_s = case.new_s, case.old_s, case.same_s
     # An ending message would otherwise decide without the model: not for another entity.
     message = f"It is no longer {old}, it is {new}." if ending else new_s
     assert not _offered(predicate, new, new_s, old, old_s, message)
