@@ -29,8 +29,9 @@ Invariants:
   block). A statement with no names (the user's own facts: "The user now lives in Lisbon")
   gives no evidence and does not block.
 - ``about_other_entities`` (the check a model's own ``supersede`` gets) is that test with one
-  exception: a statement about the user ("The user adopted a third cat named Natto.") names
-  details, not whose fact it is, so it never blocks.
+  exception: a statement about the user ("The user adopted a third cat named Natto.", or in
+  the first person: "Home for me is Paris.") names details, not whose fact it is, so it
+  never blocks.
 - The caller checks the rest (``processors.adjudication``): only a match on the same
   attribute (exact, same or alias; never a link or an unsure pair), never a pinned fact, never
   a late event (that is history), never an attribute with an open value set (the newer value
@@ -192,7 +193,13 @@ def replaces(
         return False
 
 
-_USER = re.compile(r"(?<!\w)user(?!\w)", re.IGNORECASE)
+# The user named as such, or speaking: "The user adopted ...", "I moved to ...", "my color".
+# ("us" is left out: "the US" names a country.)
+_USER = re.compile(
+    r"(?<![\w'\u2019])(?:user|i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours)"
+    r"(?![\w'\u2019])",
+    re.IGNORECASE,
+)
 
 
 def about_other_entities(
@@ -202,7 +209,8 @@ def about_other_entities(
     old_value: Any,
     old_statement: str | None,
 ) -> bool:
-    """``about_different_things``, for statements neither of which is about the user: the
+    """``about_different_things``, for statements neither of which is about the user (says
+    "user" or speaks in the first person: "I", "my", "we", ...): the
     check a model's own ``supersede`` gets (``processors.adjudication``). A statement about
     the user names details, not whose fact it is ("The user has two cats named Miso and
     Tofu." / "The user adopted a third cat named Natto.": the 1.5B's true update on the

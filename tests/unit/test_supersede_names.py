@@ -57,7 +57,8 @@ def test_names_in_the_users_own_statements_are_details(
     predicate: str, mine: list[str], theirs: list[str], new: str, old: str, newer_wins: bool
 ) -> None:
     assume(new.casefold() != old.casefold())
-    new_s = f"The user now has {new}, named {' and '.join(mine)}."
-    old_s = f"The user has {old}, named {' and '.join(theirs)}."
-    d = _after(predicate, old, old_s, new, new_s, newer_wins)
-    assert d.outcomes == ("superseded",)
+    for who in ("The user", "I", "We"):
+        new_s = f"{who} now {new}, named {' and '.join(mine)}."
+        old_s = f"Home for {who.lower()}: {old}, named {' and '.join(theirs)}."
+        d = _after(predicate, old, old_s, new, new_s, newer_wins)
+        assert d.outcomes == ("superseded",), (old_s, new_s)
