@@ -9,8 +9,8 @@ Invariants:
 - An event already in a source of the subject's state changes nothing (duplicate); the
   store also refuses an event it has stored, which covers events whose facts were retired.
 - A pinned fact is never superseded by this path: the attempt opens a conflict; so does a
-  model's ``supersede`` whose statement and the target's name different things and neither
-  is about the user (``processors.newer_value.about_other_entities``), under either policy.
+  model's ``supersede`` whose statement and the target's are about different things, unless
+  both are about the user (``processors.newer_value.about_other_entities``), either policy.
 - With ``policy.newer_wins`` a ``create`` with a different value on the same attribute
   (named, exact, alias or same; not a link, not an unsure pair) from a newer event
   supersedes, with the candidate's value whole, unless ``processors.newer_value.replaces``
@@ -177,8 +177,8 @@ def _fact(
         work.outcomes.append("duplicate")
         return
     # A link is a proposal (processors.attribute_link): read as a create, never a supersede;
-    # so is a "supersede" between statements naming different things, neither about the user
-    # (another entity's fact under the same generic key: the 1.5B said so, bench/README.md).
+    # so is a "supersede" between statements about different things, unless both are about the
+    # user (another entity's fact under the same generic key: the 1.5B said so, bench/README.md).
     supersedes = (
         c.action == "supersede"
         and match is not None

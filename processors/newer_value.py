@@ -28,10 +28,19 @@ Invariants:
   ``theresa_bronn_occupation`` says whose it is, so a place named beside her does not
   block). A statement with no names (the user's own facts: "The user now lives in Lisbon")
   gives no evidence and does not block.
+- Two statements neither of which mentions the user, where names give no evidence (one
+  side has none: "The quarterback is associated with Muay Thai." / "The sport of basketball
+  is associated with the point guard position."), are compared the same way by their
+  content words (lower case too, outside the values, the attribute's name and function
+  words); told twice in the same words, one thing's fact still replaces.
+- A statement about the user ("The user ...", or in the first person: "Home for me is
+  Paris.") and one that is not and names something the first does not are about different
+  things ("The user is a citizen of the USA." / "Ferdinand von Richthofen is a citizen of
+  Germany."): whose fact it is differs, whatever the names.
 - ``about_other_entities`` (the check a model's own ``supersede`` gets) is that test with one
-  exception: a statement about the user ("The user adopted a third cat named Natto.", or in
-  the first person: "Home for me is Paris.") names details, not whose fact it is, so it
-  never blocks.
+  exception: between two statements about the user, names are details, not whose fact it is
+  ("The user has two cats named Miso and Tofu." / "The user adopted a third cat named
+  Natto."), so they never block.
 - The caller checks the rest (``processors.adjudication``): only a match on the same
   attribute (exact, same or alias; never a link or an unsure pair), never a pinned fact, never
   a late event (that is history), never an attribute with an open value set (the newer value
@@ -209,13 +218,18 @@ def about_other_entities(
     old_value: Any,
     old_statement: str | None,
 ) -> bool:
-    """``about_different_things``, for statements neither of which is about the user (says
-    "user" or speaks in the first person: "I", "my", "we", ...): the
-    check a model's own ``supersede`` gets (``processors.adjudication``). A statement about
-    the user names details, not whose fact it is ("The user has two cats named Miso and
-    Tofu." / "The user adopted a third cat named Natto.": the 1.5B's true update on the
-    holdout, which the plain check held back)."""
-    if any(s and _USER.search(s) for s in (new_statement, old_statement)):
+    """``about_different_things``, unless both statements are about the user (say "user" or
+    speak in the first person: "I", "my", "we", ...): the check a model's own ``supersede``
+    gets (``processors.adjudication``). Between two statements about the user, names are
+    details, not whose fact it is ("The user has two cats named Miso and Tofu." / "The user
+    adopted a third cat named Natto.": the 1.5B's true update on the holdout, which the
+    plain check held back)."""
+    if (
+        new_statement
+        and old_statement
+        and _USER.search(new_statement)
+        and _USER.search(old_statement)
+    ):
         return False
     return about_different_things(predicate, new_value, new_statement, old_value, old_statement)
 
@@ -236,6 +250,47 @@ def about_different_things(
     try:
         both = (new_value, old_value)
         mine, theirs = names(new_statement, both), names(old_statement, both)
-        return different_things(predicate, mine, theirs)
+        if _user_against_named(new_statement, mine, old_statement, theirs):
+            return True
+        if mine and theirs:
+            return different_things(predicate, mine, theirs)
+        if _mentions_user(new_statement) or _mentions_user(old_statement):
+            return False
+        said = set(word_list(predicate.replace("_", " ")))
+        return different_things(
+            predicate, _content(new_statement, both) - said, _content(old_statement, both) - said
+        )
     except (TypeError, ValueError, RecursionError):
         return False
+
+
+def _user_against_named(
+    new_statement: str, mine: set[str], old_statement: str, theirs: set[str]
+) -> bool:
+    """One statement about the user, the other not and naming something the first does not:
+    two different things' facts (the 1.5B stored questions as "The user is asking about the
+    founding of Israel." under ``country`` and let "Buddhism was founded by Gautama Buddha in
+    India." replace it)."""
+    new_user, old_user = bool(_USER.search(new_statement)), bool(_USER.search(old_statement))
+    if new_user == old_user:
+        return False
+    return bool(theirs - mine) if new_user else bool(mine - theirs)
+
+
+# Words that say how, not what: no statement is about them.
+_FUNCTION_WORDS = (
+    "of to by as and or but not no is are was were be been being has have had do does did "
+    "will would can could may might also very than then so which who whom whose what when "
+    "where how into onto over under about during"
+)
+_FUNCTION = _OPENERS | frozenset(_FUNCTION_WORDS.split())
+
+
+def _mentions_user(statement: str) -> bool:
+    return bool(_USER.search(statement)) or "user" in word_list(statement)
+
+
+def _content(statement: str, values: tuple[Any, ...]) -> set[str]:
+    """The statement's content words outside ``values`` and function words, casefolded."""
+    text, shown = _cut_values(statement, values)
+    return {w for w in word_list(text) if len(w) > 2 and w not in shown and w not in _FUNCTION}

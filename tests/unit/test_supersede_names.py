@@ -13,8 +13,9 @@ from dataclasses import replace
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from processors.newer_value import _FUNCTION, _mentions_user, names
 from tests.support.adjudication import POLICY, event, fact, run
-from tests.support.named import NAME, SINGULAR, VALUE, Apart, apart
+from tests.support.named import NAME, SINGULAR, VALUE, WORD, Apart, apart
 
 NEWER = replace(POLICY, newer_wins=True)
 
@@ -62,3 +63,89 @@ def test_names_in_the_users_own_statements_are_details(
         old_s = f"Home for {who.lower()}: {old}, named {' and '.join(theirs)}."
         d = _after(predicate, old, old_s, new, new_s, newer_wins)
         assert d.outcomes == ("superseded",), (old_s, new_s)
+
+
+USER_VOICES = ("The user", "I", "We", "My partner and I")
+
+
+@given(
+    predicate=SINGULAR,
+    who=st.sampled_from(USER_VOICES),
+    named=st.lists(NAME, min_size=1, max_size=3),
+    new=VALUE,
+    old=VALUE,
+    users_first=st.booleans(),
+    explicit=st.booleans(),
+    newer_wins=st.booleans(),
+)
+def test_the_users_fact_and_a_named_things_fact_never_replace_each_other(
+    predicate: str,
+    who: str,
+    named: list[str],
+    new: str,
+    old: str,
+    users_first: bool,
+    explicit: bool,
+    newer_wins: bool,
+) -> None:
+    """Whichever comes first and however the change is asked for (the model's ``supersede``
+    or ``newer_wins``), "The user is a citizen of X." and "Ferdinand von Richthofen is a
+    citizen of Y." are two facts: the second waits as a conflict."""
+    assume(new.casefold() != old.casefold())
+    words = predicate.replace("_", " ")
+    mine = f"{who} {words} {old}." if users_first else f"The {words} of {' '.join(named)} is {old}."
+    theirs = (
+        f"The {words} of {' '.join(named)} is {new}." if users_first else f"{who} {words} {new}."
+    )
+    assume(names(theirs if users_first else mine, (new, old)))
+    policy = NEWER if newer_wins else POLICY
+    seed, state = run(event("e0", 0), [fact(predicate, {"v": old}, statement=mine)], None, policy)
+    assert seed.outcomes == ("created",)
+    action = "supersede" if explicit else "create"
+    cand = fact(predicate, {"v": new}, action=action, statement=theirs)
+    d = run(event("e1", 1, content=theirs), [cand], state, policy)[0]
+    assert d.outcomes == ("conflict",), (mine, theirs)
+    # The same pair told by one side twice still replaces under either reading.
+    same = f"{who} {words} {new}." if users_first else f"The {words} of {' '.join(named)} is {new}."
+    cand = fact(predicate, {"v": new}, action="supersede", statement=same)
+    assert run(event("e2", 2, content=same), [cand], state, policy)[0].outcomes == ("superseded",)
+
+
+@given(
+    predicate=SINGULAR,
+    mine=WORD,
+    theirs=WORD,
+    verb=WORD,
+    new=VALUE,
+    old=VALUE,
+    explicit=st.booleans(),
+    newer_wins=st.booleans(),
+)
+def test_unnamed_things_are_told_apart_by_their_words(
+    predicate: str,
+    mine: str,
+    theirs: str,
+    verb: str,
+    new: str,
+    old: str,
+    explicit: bool,
+    newer_wins: bool,
+) -> None:
+    """Statements about things no capital names ("The quarterback is associated with Muay
+    Thai." / "The point guard is associated with basketball.") under one generic attribute:
+    the second waits as a conflict; the first thing told again with the new value replaces."""
+    assume(new.casefold() != old.casefold() and len({mine, theirs, verb}) == 3)
+    said = set(predicate.split("_")) | set(f"{new} {old}".casefold().split())
+    for w in (mine, theirs, verb):
+        assume(w not in said and w not in _FUNCTION and not _mentions_user(w))
+    old_s, new_s = f"The {theirs} {verb} {old}.", f"The {mine} {verb} {new}."
+    policy = NEWER if newer_wins else POLICY
+    seed, state = run(event("e0", 0), [fact(predicate, {"v": old}, statement=old_s)], None, policy)
+    assert seed.outcomes == ("created",)
+    action = "supersede" if explicit else "create"
+    cand = fact(predicate, {"v": new}, action=action, statement=new_s)
+    assert run(event("e1", 1, content=new_s), [cand], state, policy)[0].outcomes == ("conflict",)
+    same = f"The {theirs} {verb} {new}."
+    cand = fact(predicate, {"v": new}, action=action, statement=same)
+    expected = "superseded" if explicit or newer_wins else "conflict"
+    assert run(event("e2", 2, content=same), [cand], state, policy)[0].outcomes == (expected,)
