@@ -250,8 +250,9 @@ def about_different_things(
     try:
         both = (new_value, old_value)
         mine, theirs = names(new_statement, both), names(old_statement, both)
-        if _user_against_named(new_statement, mine, old_statement, theirs):
-            return True
+        if bool(_USER.search(new_statement)) != bool(_USER.search(old_statement)):
+            # The user's statement names details, not whose fact it is.
+            return _user_against_named(new_statement, old_statement, both)
         if mine and theirs:
             return different_things(predicate, mine, theirs)
         if _mentions_user(new_statement) or _mentions_user(old_statement):
@@ -264,17 +265,24 @@ def about_different_things(
         return False
 
 
-def _user_against_named(
-    new_statement: str, mine: set[str], old_statement: str, theirs: set[str]
-) -> bool:
-    """One statement about the user, the other not and naming something the first does not:
-    two different things' facts (the 1.5B stored questions as "The user is asking about the
-    founding of Israel." under ``country`` and let "Buddhism was founded by Gautama Buddha in
-    India." replace it)."""
+def _user_against_named(new_statement: str, old_statement: str, values: tuple[Any, ...]) -> bool:
+    """One statement about the user, the other not and naming, inside a sentence, something
+    the first does not: two different things' facts (the 1.5B stored questions as "The user
+    is asking about the founding of Israel." under ``country`` and let "Buddhism was founded
+    by Gautama Buddha in India." replace it). A sentence's first word is not evidence here:
+    "Schedule things in Europe/Lisbon please." is the user's own request."""
     new_user, old_user = bool(_USER.search(new_statement)), bool(_USER.search(old_statement))
     if new_user == old_user:
         return False
-    return bool(theirs - mine) if new_user else bool(mine - theirs)
+    users, other = (new_statement, old_statement) if new_user else (old_statement, new_statement)
+    return bool(names(_SENTENCE_START.sub(_lower, other), values) - names(users, values))
+
+
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?:;]))(\s*)(\w)")
+
+
+def _lower(m: re.Match[str]) -> str:
+    return m.group(1) + m.group(2).lower()
 
 
 # Words that say how, not what: no statement is about them.

@@ -149,3 +149,29 @@ def test_unnamed_things_are_told_apart_by_their_words(
     cand = fact(predicate, {"v": new}, action=action, statement=same)
     expected = "superseded" if explicit or newer_wins else "conflict"
     assert run(event("e2", 2, content=same), [cand], state, policy)[0].outcomes == (expected,)
+
+
+@given(
+    predicate=SINGULAR,
+    who=st.sampled_from(USER_VOICES),
+    opener=NAME,
+    new=VALUE,
+    old=VALUE,
+    users_first=st.booleans(),
+)
+def test_a_capital_that_opens_a_sentence_is_no_evidence_against_the_user(
+    predicate: str, who: str, opener: str, new: str, old: str, users_first: bool
+) -> None:
+    """ "Schedule things in Europe/Lisbon please." and "I'm on Europe/Berlin time now." are
+    both the user's: the model's supersede between them replaces."""
+    assume(new.casefold() != old.casefold())
+    words = predicate.replace("_", " ")
+    users, others = f"{who} {words} {{}} now.", f"{opener} things in {{}} please."
+    mine, theirs = (users, others) if users_first else (others, users)
+    seed, state = run(
+        event("e0", 0), [fact(predicate, {"v": old}, statement=mine.format(old))], None, POLICY
+    )
+    assert seed.outcomes == ("created",)
+    cand = fact(predicate, {"v": new}, action="supersede", statement=theirs.format(new))
+    d = run(event("e1", 1, content=theirs.format(new)), [cand], state, POLICY)[0]
+    assert d.outcomes == ("superseded",), (mine, theirs)
