@@ -46,6 +46,7 @@ from typing import Any
 
 from processors import attribute_link
 from processors.about import own_predicate, self_names
+from processors.asking import from_asking
 from processors.ending import from_ending
 from processors.extraction import MAX_ACTIVE_IN_PROMPT
 from processors.extraction_context import speaks_of_change
@@ -329,6 +330,8 @@ class ExtractionStage:
                 reason = "question"
             elif from_hypothetical(c, job.event.content):
                 reason = "hypothetical"
+            elif from_asking(c):
+                reason = "asking"
             elif from_ending(c, job.event.content):
                 reason = "ended"
             elif from_examples(c, job.event.content):
