@@ -250,9 +250,13 @@ def about_different_things(
     try:
         both = (new_value, old_value)
         mine, theirs = names(new_statement, both), names(old_statement, both)
-        if bool(_USER.search(new_statement)) != bool(_USER.search(old_statement)):
+        new_user, old_user = bool(_USER.search(new_statement)), bool(_USER.search(old_statement))
+        if new_user != old_user:
             # The user's statement names details, not whose fact it is.
-            return _user_against_named(new_statement, old_statement, both)
+            users, other = (
+                (new_statement, old_statement) if new_user else (old_statement, new_statement)
+            )
+            return _named_beside_the_user(users, other, both)
         if mine and theirs:
             return different_things(predicate, mine, theirs)
         if _mentions_user(new_statement) or _mentions_user(old_statement):
@@ -265,16 +269,12 @@ def about_different_things(
         return False
 
 
-def _user_against_named(new_statement: str, old_statement: str, values: tuple[Any, ...]) -> bool:
-    """One statement about the user, the other not and naming, inside a sentence, something
-    the first does not: two different things' facts (the 1.5B stored questions as "The user
-    is asking about the founding of Israel." under ``country`` and let "Buddhism was founded
-    by Gautama Buddha in India." replace it). A sentence's first word is not evidence here:
-    "Schedule things in Europe/Lisbon please." is the user's own request."""
-    new_user, old_user = bool(_USER.search(new_statement)), bool(_USER.search(old_statement))
-    if new_user == old_user:
-        return False
-    users, other = (new_statement, old_statement) if new_user else (old_statement, new_statement)
+def _named_beside_the_user(users: str, other: str, values: tuple[Any, ...]) -> bool:
+    """Whether ``other`` (not about the user) names, inside a sentence, something ``users``
+    (about the user) does not: then they are two different things' facts (the 1.5B stored
+    questions as "The user is asking about the founding of Israel." under ``country`` and let
+    "Buddhism was founded by Gautama Buddha in India." replace it). A sentence's first word is
+    not evidence here: "Schedule things in Europe/Lisbon please." is the user's own request."""
     return bool(names(_SENTENCE_START.sub(_lower, other), values) - names(users, values))
 
 
