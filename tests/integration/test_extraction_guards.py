@@ -4,7 +4,8 @@ to a message that speaks of a change is asked once more with the subject's facts
 what that answer says supersedes; a value copied from the prompt's worked examples is dropped
 and counted, never stored, and so is a value said only in a wish or a hypothetical; a
 message without a word of change is never asked twice, and a listed number handed back
-by the again step is read as the one the message says.
+by the again step is read as the one the message says; a statement recording that the user
+asked is dropped and counted, and the next good message still goes through.
 
 The model is a local OpenAI-compatible stub answering by the message it is shown, so each
 answer depends only on what the prompt holds, as a real model's would."""
@@ -38,6 +39,10 @@ def _c(predicate: str, value: str, action: str = "create") -> dict[str, Any]:
     return {"predicate": predicate, "value": {"value": value}, "action": action}
 
 
+def _said(predicate: str, value: str, statement: str) -> dict[str, Any]:
+    return {**_c(predicate, value), "statement": statement}
+
+
 def _run(km: int, action: str = "create") -> dict[str, Any]:
     statement = f"The user runs {km} km a week."
     return {
@@ -64,6 +69,16 @@ ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "What if my family lived in Oslo, would we like it?": (
         [_c("home_city", "Oslo")],
         [_c("home_city", "Oslo")],
+    ),
+    # The model's record of a question the message never asked, filed as the user's fact.
+    "Sumo was created in the country of Japan.": (
+        [_said("sport", "sumo", "The user is asking about the origin of sumo.")],
+        [],
+    ),
+    # The next good message after it still goes through.
+    "My sister Ana lives in Porto.": (
+        [_said("sister_ana_home_city", "Porto", "The user's sister Ana lives in Porto.")],
+        [],
     ),
 }
 
@@ -123,6 +138,7 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
                 got, "consolidator_candidates_rejected_total", reason="hypothetical"
             )
             assert hypothetical == 2
+            assert metric(got, "consolidator_candidates_rejected_total", reason="asking") == 1
         found = rows(
             s, "SELECT value, status FROM facts WHERE predicate = 'home_city' ORDER BY valid_from"
         )
@@ -137,3 +153,7 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
             (10, "superseded"),
             (25, "active"),
         ]
+        assert not rows(s, "SELECT id FROM facts WHERE predicate = 'sport'")
+        # Stored (active, or held for the attribute judge the stub never answers), not dropped.
+        found = rows(s, "SELECT value FROM facts WHERE predicate = 'sister_ana_home_city'")
+        assert [r["value"]["value"] for r in found] == ["Porto"]
