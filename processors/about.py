@@ -22,7 +22,12 @@ with no Latin letters keyed by a stable digest), so replay reproduces the key.
   every person of a story shared one attribute and disputed each other's values
   (bench/README.md, Letta). One capitalised word ("Mochi died in April", "Physics labs were
   not for me") names no one here, nor does a statement opening with "The", "My", ..., nor
-  one that also names the user ("Big Thief is the user's favourite band").
+  one that also names the user ("Big Thief is the user's favourite band"). The one "The"
+  opening that names: "The <relation> of <Name> is ..." ("The author of A Wizard of
+  Earthsea is Ursula K. Le Guin.", keyed ``author``), about the name after "of": the 1.5B
+  keyed such world facts by the bare relation, so every book's author disputed every other's
+  (bench/README.md, FactConsolidation). A relation of anything in lower case ("The name of
+  his dog is Rex") names no one.
 - ``owner`` reads such a key back: the name, as a statement writes it, whose key opens the
   predicate (``jonn_coal_occupation`` and "Jonn Coal is a composer." -> "Jonn Coal",
   ``occupation``), so a question about the fact can name whose it is; a name of two to four
@@ -90,13 +95,27 @@ _NOT_A_NAME_START = frozenset(
 _SAYS_USER = re.compile(r"(?i:\buser)|\b(?:I|me|my|we|us|our)\b")
 
 
+# "The <relation> of <Name> is ...": a name of capitalised words, joined by the lower-case
+# particles names carry ("Church of Scotland", "Ludwig van Beethoven"), and one ", Place"
+# ("University of California, Berkeley"); the relation is one to five lower-case words.
+_WORD = r"[A-Z0-9][\w.\u2019'-]*"
+_PARTICLE = r"(?:of|the|de|du|da|del|der|di|von|van|and|la|le|y|al|bin)"
+_NAME = rf"[A-Z][\w.\u2019'-]*(?:\s+(?:{_PARTICLE}\s+)*{_WORD})*(?:,\s+[A-Z][\w.\u2019'-]*)?"
+_RELATION_OF_NAME = re.compile(
+    rf"\s*The\s+(?:[a-z][\w-]*\s+){{1,5}}of\s+(?:the\s+)?({_NAME})\s+"
+    r"(?:is|was|are|were|has|had|will|lies|stands)\b"
+)
+
+
 def named_in(statement: object) -> str | None:
-    """The name a statement opens with (module docstring), or None."""
+    """The name a statement opens with, or whose relation it states (module docstring), or
+    None."""
     if not isinstance(statement, str) or _SAYS_USER.search(statement[:400]):
         return None
     found = _LEADING_NAME.match(statement[:200])
     if found is None:
-        return None
+        of = _RELATION_OF_NAME.match(statement[:200])
+        return of.group(1) if of else None
     words = found.group(1).split()
     if words[0] in _NOT_A_NAME_START:
         return None

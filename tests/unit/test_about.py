@@ -163,7 +163,9 @@ def test_a_statement_opening_with_a_name_is_that_name_s_attribute() -> None:
 def test_a_named_statement_never_raises_and_keys_validly(statement: str, predicate: str) -> None:
     name = named_in(statement)
     if name is not None:
-        assert statement.lstrip().startswith(name.split()[0])
+        assert statement.lstrip().startswith(name.split()[0]) or (
+            statement.lstrip().startswith("The ") and name in statement
+        )
         assert not re.search(r"(?i)\buser", statement)
     lifted = lift_candidate({"statement": statement, "predicate": predicate, "value": "x"})
     assert isinstance(lifted, dict)
@@ -200,3 +202,52 @@ def test_the_users_full_name_opening_a_statement_is_the_user() -> None:
     assert own_predicate("nora_fishel_employer", other, names) == "nora_fishel_employer"
     for opener in ("Next Friday Tom arrives.", "In March Sarah moved.", "Speaks French well."):
         assert named_in(opener) is None, opener
+
+
+RELATIONS = st.lists(
+    st.from_regex(r"[a-z]{2,9}", fullmatch=True).filter(lambda w: w not in {"of", "user"}),
+    min_size=1,
+    max_size=5,
+).map(" ".join)
+# Names as world facts write them: capitalised words, the particles names carry between.
+OF_NAMES = st.lists(
+    st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True)
+    | st.sampled_from(["Inc.", "II", "Ireland", "McDonald's"]),
+    min_size=1,
+    max_size=4,
+).flatmap(
+    lambda words: st.lists(
+        st.sampled_from(["", "of ", "the ", "van ", "de "]),
+        min_size=len(words) - 1,
+        max_size=len(words) - 1,
+    ).map(lambda ps: words[0] + "".join(f" {p}{w}" for p, w in zip(ps, words[1:], strict=True)))
+)
+
+
+@given(relation=RELATIONS, a=OF_NAMES, b=OF_NAMES, value=NAMES, verb=st.sampled_from(["is", "was"]))
+def test_the_relation_of_a_name_is_that_name_s_attribute(
+    relation: str, a: str, b: str, value: str, verb: str
+) -> None:
+    """A world fact ("The author of A Wizard of Earthsea is Ursula K. Le Guin.") keyed by the
+    bare relation: the name after "of" keys it, so two entities' same relation are two
+    attributes."""
+    predicate = "_".join(relation.split())[:40]
+    lifted = []
+    for name in (a, b):
+        statement = f"The {relation} of {name} {verb} {value}."
+        assert named_in(statement) == name
+        got = lift_candidate({"statement": statement, "predicate": predicate, "value": value})
+        assert isinstance(got, dict) and re.fullmatch(PREDICATE_PATTERN, str(got["predicate"]))
+        lifted.append(got["predicate"])
+    if entity_slug(a) != entity_slug(b) and predicate not in (entity_slug(a), entity_slug(b)):
+        assert lifted[0] != lifted[1]
+
+
+@given(relation=RELATIONS, thing=RELATIONS, value=NAMES)
+def test_the_relation_of_an_unnamed_thing_or_the_users_names_no_one(
+    relation: str, thing: str, value: str
+) -> None:
+    """A relation of an unnamed thing ("The name of his dog is Rex.") or the user's names no one."""
+    assert named_in(f"The {relation} of {thing} is {value}.") is None
+    assert named_in(f"The {relation} of the user's {thing} is {value}.") is None
+    assert named_in(f"The {relation} of my {thing} is {value}.") is None
