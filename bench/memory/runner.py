@@ -13,7 +13,9 @@ and ``full`` (as much of the history as fits ``--full-chars``, its end kept).
 
 Invariants: the bench changes nothing in the product (settings only, named in the result);
 each run has its own schema and topic prefix, dropped at the end unless ``--keep`` or
-the run failed or was terminated (kept then, for ``--reuse``, its worker stopped); an answer
+the run failed or was terminated (kept then, for ``--reuse``, its worker stopped); with
+``--replay`` the ingest's model answers come from an earlier transcript (its misses counted in
+the result, its tokens the stub's word counts) and the answers are live; an answer
 request the server refuses is a wrong answer, counted (``answer_refused``); every figure is
 measured in this run; the per-question log (question, gold, each answer) is in the
 result, the contexts in the scratch transcript only.
@@ -37,8 +39,10 @@ from bench.harness.llm_recorder import Recorder
 from bench.memory.mem0_run import mem0_contexts
 from tests.support import memory_bench as mb
 from tests.support.kafka_io import publish
+from tests.support.llm_replay import Replay
 from tests.support.metrics import series, total
 from tests.support.metrics import value as metric
+from tests.support.openai_stub import OpenAIStub
 from tests.support.scratch import drop
 from tests.support.workers import WorkerProcess, rows, wait_until
 
@@ -203,6 +207,18 @@ def _ingest_figures(s: Any, text: str, events: int, seconds: float) -> dict[str,
     }
 
 
+def _replay(args: Any) -> tuple[Replay | None, OpenAIStub | None]:
+    """With ``--replay``: the worker's model is a stub answering from that run's transcript
+    (``tests/support/llm_replay.py``), the answers stay live, so a change around the model
+    is measured without an hour of ingest."""
+    if not getattr(args, "replay", None):
+        return None, None
+    replay = Replay(Path(args.replay))
+    stub = OpenAIStub(responder=replay, model=args.model, refuse_formats=frozenset({"json_schema"}))
+    stub.start_in_thread()
+    return replay, stub
+
+
 def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
     """The run's figures and per-question log (see the module docstring)."""
     # --reuse: the schema an earlier run kept (--keep, or a failed run) is read as it is and
@@ -213,7 +229,8 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
     args.keep = args.keep or bool(args.reuse)
     SCRATCH.mkdir(parents=True, exist_ok=True)
     transcript = SCRATCH / f"{bench.name}-{tag}.jsonl"
-    recorder = Recorder(args.base_url, transcript).start()
+    replay, stub = _replay(args)
+    recorder = Recorder(stub.base_url if stub else args.base_url, transcript).start()
     s = real_model_settings(
         tag,
         recorder,
@@ -279,6 +296,8 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
         if worker is not None:
             worker.stop()  # on failure too: an orphaned worker would hold the cores
         recorder.close()
+        if stub is not None:
+            stub.stop()
         if not args.keep:
             drop(s)
     doc["questions"] = len(questions)
@@ -302,5 +321,7 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
         "full_chars": args.full_chars,
     }
     doc["transcript"] = str(transcript)
+    if replay is not None:
+        doc["replay"] = {"of": args.replay, "misses": replay.misses, "composed": replay.composed}
     doc["log"] = log
     return doc
