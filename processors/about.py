@@ -20,9 +20,14 @@ with no Latin letters keyed by a stable digest), so replay reproduces the key.
   ("Jonn Coal is a composer.", "Nora Fishel and Joren Sullivar met in 2015.") is about that
   name (``named_in``): the 1.5B writes such statements but keys them ``occupation``, so
   every person of a story shared one attribute and disputed each other's values
-  (bench/README.md, Letta). One capitalised word ("Mochi died in April", "Physics labs were
-  not for me") names no one here, nor does a statement opening with "The", "My", ..., nor
-  one that also names the user ("Big Thief is the user's favourite band"). The one "The"
+  (bench/README.md, Letta). The particles names carry may join the words ("Ferdinand von
+  Richthofen", "Madame du Barry"). One capitalised word names its statement's subject only
+  before a verb of a fact about it ("Chanel was founded by Coco Chanel.", "Mochi died in
+  April."): the 1.5B keyed such world facts ``continent`` or ``founder``, so Germany's
+  continent disputed Canada's (bench/README.md, FactConsolidation); otherwise it names no one
+  ("Physics labs were not for me", "Schedule things in Lisbon"). Nor does a statement opening
+  with "The", "My", "There", "She", ..., nor one that also names the user ("Big Thief is the
+  user's favourite band"). The one "The"
   opening that names: "The <relation> of <Name> is ..." ("The author of A Wizard of
   Earthsea is Ursula K. Le Guin.", keyed ``author``), about the name after "of": the 1.5B
   keyed such world facts by the bare relation, so every book's author disputed every other's
@@ -75,9 +80,20 @@ def entity_slug(about: object) -> str | None:
     return slug if slug[:1].isalpha() else "e" + slug
 
 
-# A leading name: two to four capitalised words ("Jonn Coal", "Mary Ann O'Neil"), a
-# possessive "'s" on the last one allowed ("Jonn Coal's book").
-_LEADING_NAME = re.compile(r"\s*((?:[A-Z][\w\u2019'-]*\s+){1,3}[A-Z][\w\u2019'-]*)")
+# A leading name: two to four capitalised words ("Jonn Coal", "Mary Ann O'Neil"), the
+# particles names carry allowed between them ("Ferdinand von Richthofen", "Madame du Barry"),
+# a possessive "'s" on the last one ("Jonn Coal's book").
+_CAP = r"[A-Z][\w\u2019'-]*"
+_NAME_PARTICLES = frozenset({"of", "de", "du", "da", "del", "der", "di", "von", "van", "la", "le"})
+_LEADING_NAME = re.compile(
+    rf"\s*({_CAP}(?:\s+(?:(?:{'|'.join(sorted(_NAME_PARTICLES))})\s+)?{_CAP}){{1,3}})"
+)
+# One capitalised word names its statement's subject only before a verb of a fact about it
+# ("Chanel was founded by Coco Chanel.", "Germany is located in Europe.").
+_ONE_WORD_NAME = re.compile(
+    rf"\s*({_CAP})\s+(?:is|was|are|were|has|had|speaks|spoke|plays|played|died|lives|lived"
+    r"|works|worked|wrote|founded|created|performed)\b"
+)
 _NOT_A_NAME_START = frozenset(
     {"The", "A", "An", "User", "My", "I", "I'm", "Their", "His", "Her", "Our", "Its", "Your"}
     | {"This", "That", "These", "Those", "Both", "All", "Every", "Each", "Some", "No", "It"}
@@ -87,6 +103,10 @@ _NOT_A_NAME_START = frozenset(
     | {"January", "February", "March", "April", "May", "June", "July", "August"}
     | {"September", "October", "November", "December", "Monday", "Tuesday", "Wednesday"}
     | {"Thursday", "Friday", "Saturday", "Sunday", "Also", "Still", "Only", "Just", "Speaks"}
+    # Words that open a sentence without naming its subject ("There is", "She was").
+    | {"There", "Here", "What", "Who", "Which", "Where", "How", "Why", "He", "She", "They"}
+    | {"We", "You", "One", "Everyone", "Everybody", "Nobody", "Someone", "Somebody", "Yes"}
+    | {"Everything", "Nothing", "Something", "Please", "Sure", "Mine", "Today's", "Tonight"}
 )
 
 
@@ -112,7 +132,7 @@ def named_in(statement: object) -> str | None:
     None."""
     if not isinstance(statement, str) or _SAYS_USER.search(statement[:400]):
         return None
-    found = _LEADING_NAME.match(statement[:200])
+    found = _LEADING_NAME.match(statement[:200]) or _ONE_WORD_NAME.match(statement[:200])
     if found is None:
         of = _RELATION_OF_NAME.match(statement[:200])
         return of.group(1) if of else None
@@ -123,7 +143,7 @@ def named_in(statement: object) -> str | None:
     for mark in ("'s", "\u2019s"):
         if last.endswith(mark):
             words[-1] = last[: -len(mark)]
-    return " ".join(words) if all(w[:1].isupper() for w in words) else None
+    return " ".join(words)
 
 
 _ABOUT_THE_USER = re.compile(r"^\s*(the\s+user\b|user\b|i\b|i'm\b|my\b)", re.IGNORECASE)

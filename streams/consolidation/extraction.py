@@ -22,7 +22,10 @@ Invariants:
   dropped and counted as ``echo`` and ``question``, a value said only as one the user no
   longer has ("I gave up on Arch") as ``ended``, one said only in a hypothetical or a wish
   ("What if I moved to Canada?") as ``hypothetical``, and one copied from the prompt's worked
-  examples (a name of theirs the message never says) as ``example``. A predicate prefixed
+  examples (a name of theirs the message never says) as ``example``; a statement recording
+  the user asking as ``asking``, one making the user the subject of a message about someone
+  else (``processors.third_party``) as ``third_party``, neither a name of the subject's own.
+  A predicate prefixed
   by a name the subject goes by (``sarah_occupation``: ``processors.about``) is the
   subject's own.
 - An event answered with nothing by a prompt that listed no facts, while its subject has some
@@ -59,6 +62,7 @@ from processors.grounding import (
 )
 from processors.quantity import restated
 from processors.resolution import handle
+from processors.third_party import from_third_party
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
@@ -310,9 +314,15 @@ class ExtractionStage:
                 "event %s: candidate %d rejected: %s", job.event.event_id, rej.index, rej.reason
             )
         kept = []
+        # A name the model filed from a question or from someone else's message is not the
+        # subject's: it would strip that person's prefix off their own facts.
         names = self_names(
             [(f.predicate, f.value) for f in listed]
-            + [(c.predicate, c.value) for c in result.valid]
+            + [
+                (c.predicate, c.value)
+                for c in result.valid
+                if not from_asking(c) and not from_third_party(c, job.event.content)
+            ]
         )
         for c in result.valid:
             if c.predicate is not None and c.predicate != (
@@ -332,6 +342,8 @@ class ExtractionStage:
                 reason = "hypothetical"
             elif from_asking(c):
                 reason = "asking"
+            elif from_third_party(c, job.event.content):
+                reason = "third_party"
             elif from_ending(c, job.event.content):
                 reason = "ended"
             elif from_examples(c, job.event.content):

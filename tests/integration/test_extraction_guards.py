@@ -5,7 +5,8 @@ what that answer says supersedes; a value copied from the prompt's worked exampl
 and counted, never stored, and so is a value said only in a wish or a hypothetical; a
 message without a word of change is never asked twice, and a listed number handed back
 by the again step is read as the one the message says; a statement recording that the user
-asked is dropped and counted, and the next good message still goes through.
+asked, or making the user the subject of a message about someone else, is dropped and
+counted, its name never the subject's, and the next good message still goes through.
 
 The model is a local OpenAI-compatible stub answering by the message it is shown, so each
 answer depends only on what the prompt holds, as a real model's would."""
@@ -75,6 +76,16 @@ ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         [_said("sport", "sumo", "The user is asking about the origin of sumo.")],
         [],
     ),
+    # Someone else's fact filed as the user's, and a bogus name that would make the subject
+    # "known as" the person of the message (stripping the prefix off their own fact).
+    "Madame du Barry is a citizen of France.": (
+        [
+            _said("name", "Madame du Barry", "The user is Madame du Barry."),
+            _said("citizenship", "France", "The user is a citizen of France."),
+            _said("citizenship", "France", "Madame du Barry is a citizen of France."),
+        ],
+        [],
+    ),
     # The next good message after it still goes through.
     "My sister Ana lives in Porto.": (
         [_said("sister_ana_home_city", "Porto", "The user's sister Ana lives in Porto.")],
@@ -139,6 +150,8 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
             )
             assert hypothetical == 2
             assert metric(got, "consolidator_candidates_rejected_total", reason="asking") == 1
+            third = metric(got, "consolidator_candidates_rejected_total", reason="third_party")
+            assert third == 2
         found = rows(
             s, "SELECT value, status FROM facts WHERE predicate = 'home_city' ORDER BY valid_from"
         )
@@ -153,7 +166,9 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
             (10, "superseded"),
             (25, "active"),
         ]
-        assert not rows(s, "SELECT id FROM facts WHERE predicate = 'sport'")
+        assert not rows(s, "SELECT id FROM facts WHERE predicate IN ('sport', 'name')")
+        found = rows(s, "SELECT predicate FROM facts WHERE value->>'value' = 'France'")
+        assert [r["predicate"] for r in found] == ["madame_du_barry_citizenship"]
         # Stored (active, or held for the attribute judge the stub never answers), not dropped.
         found = rows(s, "SELECT value FROM facts WHERE predicate = 'sister_ana_home_city'")
         assert [r["value"]["value"] for r in found] == ["Porto"]

@@ -136,16 +136,20 @@ def test_without_a_name_fact_no_prefix_is_taken_off(
 
 def test_a_statement_opening_with_a_name_is_that_name_s_attribute() -> None:
     """The 1.5B writes "Jonn Coal is a composer." keyed ``occupation``: the statement's
-    leading name keys it; one capitalised word, a "The ..." opening or a statement that
-    also names the user does not."""
+    leading name keys it; one capitalised word only before a verb of a fact, a "The ..."
+    opening or a statement that also names the user does not."""
     lifted = lift_candidate(
         {"statement": "Jonn Coal is a composer.", "predicate": "occupation", "value": "composer"}
     )
     assert isinstance(lifted, dict) and lifted["predicate"] == "jonn_coal_occupation"
     assert named_in("Rylan Gallaher contributed to Jonn Coal's book.") == "Rylan Gallaher"
     assert named_in("Jonn Coal's book sold well.") == "Jonn Coal"
+    assert named_in("Mochi died in April.") == "Mochi"
+    assert named_in("Madame du Barry is a citizen of France.") == "Madame du Barry"
     for about_the_user in (
-        "Mochi died in April.",
+        "Physics labs were not for me.",
+        "Schedule things in Lisbon please.",
+        "She is a nurse.",
         "The user is a dentist.",
         "Big Thief is the user's favorite band.",
         "Nora Fishel and I met in 2015.",
@@ -251,3 +255,41 @@ def test_the_relation_of_an_unnamed_thing_or_the_users_names_no_one(
     assert named_in(f"The {relation} of {thing} is {value}.") is None
     assert named_in(f"The {relation} of the user's {thing} is {value}.") is None
     assert named_in(f"The {relation} of my {thing} is {value}.") is None
+
+
+FACT_VERBS = st.sampled_from(["is", "was", "has", "speaks", "plays", "died", "founded", "were"])
+OTHER_WORDS = st.sampled_from(["things", "labs", "only", "well", "tonight", "and", "or", "again"])
+LOWER = st.lists(st.from_regex(r"[a-z]{2,9}", fullmatch=True), max_size=5).map(" ".join)
+
+
+@given(word=st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True), verb=FACT_VERBS, rest=LOWER)
+def test_one_word_names_the_subject_only_before_a_verb_of_a_fact(
+    word: str, verb: str, rest: str
+) -> None:
+    """As in "Chanel was founded by ...", one capitalised word before such a verb keys the fact,
+    unless it is a word sentences open with ("She is", "There was")."""
+    if re.search(r"\b(user|me|my|we|us|our|i)\b", rest):
+        return
+    statement = f"{word} {verb} {rest}."
+    assert named_in(statement) == (None if word in NOT_A_NAME_START else word)
+
+
+@given(word=st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True), other=OTHER_WORDS, rest=LOWER)
+def test_one_word_before_anything_else_names_no_one(word: str, other: str, rest: str) -> None:
+    """An imperative or a label ("Schedule things in Lisbon please.") is no subject."""
+    assert named_in(f"{word} {other} {rest}.") is None
+
+
+@given(
+    first=st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True),
+    particle=st.sampled_from(["du", "von", "van", "de", "da", "of"]),
+    last=st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True),
+    rest=LOWER,
+)
+def test_a_name_with_a_particle_is_one_name(
+    first: str, particle: str, last: str, rest: str
+) -> None:
+    """The whole name keys it ("Ferdinand von Richthofen is a citizen of Germany.")."""
+    if first in NOT_A_NAME_START or re.search(r"\b(user|me|my|we|us|our|i)\b", rest):
+        return
+    assert named_in(f"{first} {particle} {last} is {rest}.") == f"{first} {particle} {last}"

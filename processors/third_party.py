@@ -1,0 +1,52 @@
+"""Candidates that make the user the subject of a message about someone else: the model's
+misreading, not a fact about the user (``from_third_party``, counted ``third_party``).
+
+A message that opens by naming its subject ("Robert A. Heinlein is a citizen of United States
+of America.", ``processors.about.named_in``) and never speaks of its speaker (no "I", "me",
+"my", "we", ...) states facts about that subject. The 1.5B still files some of them as the
+user's: "The user is a citizen of the United States of America.", "The user is Madame du
+Barry.", "The user knows that Tim Cook is the chief executive officer of Apple Inc." (the
+FactConsolidation ingests, bench/README.md). Stored, such a statement gives the user a
+citizenship, a name or a habit they never stated; a bogus ``name`` also makes the subject
+"known as" the person of the message, so that person's own facts lose their prefix
+(``processors.about.own_predicate``).
+
+Invariants:
+- Pure and deterministic, never raises for any candidate or text; linear in the text.
+- Only both together drop: the message names its subject and has no first-person word, and
+  the candidate's statement is about the user ("The user ...", "User ...", "the user's").
+  A message that says "I", "my", ... anywhere, or that opens with no name ("Vegetarian, by
+  the way.", "Allergic to peanuts."), keeps every candidate; so does a candidate whose
+  statement is about the named subject.
+- A note (no predicate) is judged the same way: it is a statement too.
+- English-only: a message in another language names no subject here, so nothing drops.
+"""
+
+from __future__ import annotations
+
+import re
+
+from processors.about import named_in
+from schemas.facts import ExtractedFact
+
+# The speaker speaking of themself (or of "us"): any of these, and the message may be theirs.
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b|\bi['\u2019](?:m|ve|d|ll)\b",
+    re.IGNORECASE,
+)
+# A statement about the user: what ``processors.newer_value`` reads as the user's too.
+_ABOUT_USER = re.compile(r"^\s*(?:the\s+)?user\b|\bthe\s+user['\u2019]s\b", re.IGNORECASE)
+_SCAN = 2000
+
+
+def speaks_of_someone_else(message: str) -> bool:
+    """Whether ``message`` opens by naming its subject and never speaks of its speaker."""
+    head = message[:_SCAN]
+    return named_in(head) is not None and not _FIRST_PERSON.search(head)
+
+
+def from_third_party(candidate: ExtractedFact, message: object) -> bool:
+    """Whether ``candidate`` makes the user the subject of a message about someone else."""
+    if not isinstance(message, str) or not isinstance(candidate.statement, str):
+        return False
+    return bool(_ABOUT_USER.search(candidate.statement[:_SCAN])) and speaks_of_someone_else(message)
