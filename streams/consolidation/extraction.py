@@ -118,6 +118,12 @@ class ExtractionStage:
             if self.extractor.uses_context
             else {}
         )
+        for key, items in by_subject.items():
+            # "Sarah lives in Oslo." from a user known as Sarah is theirs, even when no fact
+            # is listed in the prompt (the local models' setting).
+            names = self_names([(f.predicate, f.value) for f in loaded.get(key, [])])
+            for j in items:
+                j.names = names
         budgets = [self.settings.extraction_context_tokens]
         if self.settings.linking_enabled:
             budgets.append(self.settings.extraction_link_tokens)
@@ -316,7 +322,7 @@ class ExtractionStage:
         kept = []
         # A name the model filed from a question or from someone else's message is not the
         # subject's: it would strip that person's prefix off their own facts.
-        names = self_names(
+        names = job.names + self_names(
             [(f.predicate, f.value) for f in listed]
             + [
                 (c.predicate, c.value)

@@ -73,6 +73,8 @@ class Job:
     candidates: list[ExtractedFact] = field(default_factory=list)
     # Candidate position -> the known fact the link step named (processors.attribute_link).
     links: dict[int, str] = field(default_factory=dict)
+    # The names the subject goes by, from its stored facts (processors.about.self_names).
+    names: list[str] = field(default_factory=list)
     error: str | None = None
     # An unexpected error (a bug, not an outage or a provider failure): dead-letter at once.
     fatal: bool = False

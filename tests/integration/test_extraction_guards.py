@@ -6,7 +6,8 @@ and counted, never stored, and so is a value said only in a wish or a hypothetic
 message without a word of change is never asked twice, and a listed number handed back
 by the again step is read as the one the message says; a statement recording that the user
 asked, or making the user the subject of a message about someone else, is dropped and
-counted, its name never the subject's, and the next good message still goes through.
+counted, its name never the subject's, and the next good message still goes through; a
+statement naming the user by a name stored before is the user's.
 
 The model is a local OpenAI-compatible stub answering by the message it is shown, so each
 answer depends only on what the prompt holds, as a real model's would."""
@@ -91,7 +92,10 @@ ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         [_said("sister_ana_home_city", "Porto", "The user's sister Ana lives in Porto.")],
         [],
     ),
+    "Call me Sarah, by the way.": ([_said("name", "Sarah", "The user's name is Sarah.")], []),
 }
+# Published after the rest is stored: the user, known as Sarah, named in the statement.
+LATER = ("I work at Nubank.", [_said("employer", "Nubank", "Sarah works at Nubank.")])
 
 
 ASKED: list[tuple[str, bool]] = []  # (message, facts listed) per extraction request
@@ -106,6 +110,8 @@ def _responder(body: dict[str, Any]) -> str:
     if system == attribute_judge.SYSTEM:
         return '{"decisions": []}'
     shown = str(body["messages"][-1]["content"])
+    if LATER[0] in shown:
+        return orjson.dumps({"candidates": LATER[1]}).decode()
     for message, (bare, listed) in ANSWERS.items():
         if message in shown:
             facts_listed = "Known facts: (none)" not in shown
@@ -138,6 +144,8 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
                 [event(f"e{i}", day=i, content=m) for i, m in enumerate(messages[2:], start=3)],
             )
             wait_applied(s, w, len(messages))
+            sdk.publish_events(s, [event("later", day=28, content=LATER[0])])
+            wait_applied(s, w, len(messages) + 1)
             got = w.metrics()
             # The three messages with a word of change left with nothing (one by the examples
             # guard) were asked again with the facts; "Good evening!" never was.
@@ -166,7 +174,12 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
             (10, "superseded"),
             (25, "active"),
         ]
-        assert not rows(s, "SELECT id FROM facts WHERE predicate IN ('sport', 'name')")
+        assert not rows(s, "SELECT id FROM facts WHERE predicate = 'sport'")
+        found = rows(s, "SELECT value FROM facts WHERE predicate = 'name'")
+        assert [r["value"]["value"] for r in found] == ["Sarah"]
+        # A name the subject goes by, stored before, is theirs: not ``sarah_employer``.
+        found = rows(s, "SELECT predicate FROM facts WHERE value->>'value' = 'Nubank'")
+        assert [r["predicate"] for r in found] == ["employer"]
         found = rows(s, "SELECT predicate FROM facts WHERE value->>'value' = 'France'")
         assert [r["predicate"] for r in found] == ["madame_du_barry_citizenship"]
         # Stored (active, or held for the attribute judge the stub never answers), not dropped.
