@@ -26,13 +26,14 @@ with no Latin letters keyed by a stable digest), so replay reproduces the key.
   April."): the 1.5B keyed such world facts ``continent`` or ``founder``, so Germany's
   continent disputed Canada's (bench/README.md, FactConsolidation); otherwise it names no one
   ("Physics labs were not for me", "Schedule things in Lisbon"). Nor does a statement opening
-  with "The", "My", "There", "She", ..., nor one that also names the user ("Big Thief is the
-  user's favourite band"). The one "The"
-  opening that names: "The <relation> of <Name> is ..." ("The author of A Wizard of
-  Earthsea is Ursula K. Le Guin.", keyed ``author``), about the name after "of": the 1.5B
-  keyed such world facts by the bare relation, so every book's author disputed every other's
-  (bench/README.md, FactConsolidation). A relation of anything in lower case ("The name of
-  his dog is Rex") names no one.
+  with "My", "There", "She", ..., nor one that also names the user ("Big Thief is the user's
+  favourite band"). A "The" opening names what it names: "The Church of Scotland was founded
+  by ..." (a name that takes the article, before a verb of a fact), and "The <relation> of
+  <Name> is ..." ("The author of A Wizard of Earthsea is Ursula K. Le Guin.", keyed
+  ``author``), about the name after "of"; a month or a weekday is no name ("The March trip
+  was cancelled"). The 1.5B keyed such world facts by the bare relation, so every book's
+  author disputed every other's (bench/README.md, FactConsolidation). A relation of anything
+  in lower case ("The name of his dog is Rex") names no one.
 - ``owner`` reads such a key back: the name, as a statement writes it, whose key opens the
   predicate (``jonn_coal_occupation`` and "Jonn Coal is a composer." -> "Jonn Coal",
   ``occupation``), so a question about the fact can name whose it is; a name of two to four
@@ -126,16 +127,28 @@ _RELATION_OF_NAME = re.compile(
     r"(?:is|was|are|were|has|had|will|lies|stands)\b"
 )
 
+# "The <Name> is ...": a name that takes the article ("The Church of Scotland was founded by
+# John Knox.", "The Galwegians RFC is a rugby union team.").
+_THE_NAME = re.compile(
+    rf"\s*The\s+({_NAME})\s+(?:is|was|are|were|has|had|plays|played|performed|founded|wrote)\b"
+)
+
 
 def named_in(statement: object) -> str | None:
     """The name a statement opens with, or whose relation it states (module docstring), or
     None."""
     if not isinstance(statement, str) or _SAYS_USER.search(statement[:400]):
         return None
-    found = _LEADING_NAME.match(statement[:200]) or _ONE_WORD_NAME.match(statement[:200])
+    head = statement[:200]
+    of = _RELATION_OF_NAME.match(head)
+    if of:
+        return of.group(1)
+    the = _THE_NAME.match(head)
+    if the:
+        return the.group(1) if the.group(1).split()[0] not in _NOT_A_NAME_START else None
+    found = _LEADING_NAME.match(head) or _ONE_WORD_NAME.match(head)
     if found is None:
-        of = _RELATION_OF_NAME.match(statement[:200])
-        return of.group(1) if of else None
+        return None
     words = found.group(1).split()
     if words[0] in _NOT_A_NAME_START:
         return None

@@ -187,7 +187,9 @@ def test_any_two_word_name_keys_its_statement(first: str, last: str, rest: str) 
     statement = f"{first} {last} is {rest}."
     lifted = lift_candidate({"statement": statement, "predicate": "trait", "value": "x"})
     assert isinstance(lifted, dict)
-    if first in NOT_A_NAME_START:  # "In March", "Next Friday", "The Met"
+    if first == "The" and last not in NOT_A_NAME_START:  # "The Met is ...": the Met
+        assert named_in(statement) == last
+    elif first in NOT_A_NAME_START:  # "In March", "Next Friday", "The March trip"
         assert named_in(statement) is None and lifted["predicate"] == "trait"
     else:
         assert named_in(statement) == f"{first} {last}"
@@ -293,3 +295,13 @@ def test_a_name_with_a_particle_is_one_name(
     if first in NOT_A_NAME_START or re.search(r"\b(user|me|my|we|us|our|i)\b", rest):
         return
     assert named_in(f"{first} {particle} {last} is {rest}.") == f"{first} {particle} {last}"
+
+
+@given(name=OF_NAMES, verb=FACT_VERBS, rest=LOWER)
+def test_a_name_that_takes_the_article_keys_its_statement(name: str, verb: str, rest: str) -> None:
+    """A name after "The" keys its statement ("The Church of Scotland was founded by ..."),
+    unless it opens with a month, a weekday or another word sentences open with."""
+    if re.search(r"\b(user|me|my|we|us|our|i)\b", rest) or verb not in {"is", "was", "has"}:
+        return
+    expected = None if name.split()[0] in NOT_A_NAME_START else name
+    assert named_in(f"The {name} {verb} {rest}.") == expected
