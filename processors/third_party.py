@@ -18,6 +18,8 @@ Invariants:
   A message that says "I", "my", ... anywhere, or that opens with no name ("Vegetarian, by
   the way.", "Allergic to peanuts."), keeps every candidate; so does a candidate whose
   statement is about the named subject.
+- A tool's or the system's record of the user ("Account was upgraded to Pro.") keeps every
+  candidate: only a conversation turn, or an event with no role, is read.
 - A note (no predicate) is judged the same way: it is a statement too.
 - English-only: a message in another language names no subject here, so nothing drops.
 """
@@ -37,6 +39,9 @@ _FIRST_PERSON = re.compile(
 # A statement about the user: what ``processors.newer_value`` reads as the user's too.
 _ABOUT_USER = re.compile(r"^\s*(?:the\s+)?user\b|\bthe\s+user['\u2019]s\b", re.IGNORECASE)
 _SCAN = 2000
+# A tool's or the system's record speaks of the user without "I" ("Account was upgraded to
+# Pro."): only a conversation turn (or an event with no role) is read this way.
+_RECORDS = frozenset({"tool", "system"})
 
 
 def speaks_of_someone_else(message: str) -> bool:
@@ -45,8 +50,10 @@ def speaks_of_someone_else(message: str) -> bool:
     return named_in(head) is not None and not _FIRST_PERSON.search(head)
 
 
-def from_third_party(candidate: ExtractedFact, message: object) -> bool:
+def from_third_party(candidate: ExtractedFact, message: object, role: object = "user") -> bool:
     """Whether ``candidate`` makes the user the subject of a message about someone else."""
-    if not isinstance(message, str) or not isinstance(candidate.statement, str):
+    if role in _RECORDS or not isinstance(message, str):
+        return False
+    if not isinstance(candidate.statement, str):
         return False
     return bool(_ABOUT_USER.search(candidate.statement[:_SCAN])) and speaks_of_someone_else(message)

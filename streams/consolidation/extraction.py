@@ -327,7 +327,7 @@ class ExtractionStage:
             + [
                 (c.predicate, c.value)
                 for c in result.valid
-                if not from_asking(c) and not from_third_party(c, job.event.content)
+                if not from_asking(c) and not from_third_party(c, job.event.content, job.event.role)
             ]
         )
         for c in result.valid:
@@ -348,7 +348,7 @@ class ExtractionStage:
                 reason = "hypothetical"
             elif from_asking(c):
                 reason = "asking"
-            elif from_third_party(c, job.event.content):
+            elif from_third_party(c, job.event.content, job.event.role):
                 reason = "third_party"
             elif from_ending(c, job.event.content):
                 reason = "ended"

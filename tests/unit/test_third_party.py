@@ -89,3 +89,15 @@ def test_a_message_that_names_no_subject_keeps_every_candidate(
 )
 def test_never_raises(statement: str, message: str | None) -> None:
     assert from_third_party(_cand(statement), message) in (True, False)
+
+
+@given(subject=SUBJECT, verb=VERB, rest=REST, template=ABOUT_USER)
+def test_a_tool_or_system_record_keeps_every_candidate(
+    subject: str, verb: str, rest: str, template: str
+) -> None:
+    """A record of the user, said without "I" ("Account was upgraded to Pro.")."""
+    message = f"{subject} {verb} {rest}."
+    for role in ("tool", "system"):
+        assert not from_third_party(_cand(template.format(x=rest)), message, role)
+    for role in ("assistant", None):
+        assert from_third_party(_cand(template.format(x=rest)), message, role)
