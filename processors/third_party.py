@@ -18,6 +18,11 @@ Invariants:
   A message that says "I", "my", ... anywhere, or that opens with no name ("Vegetarian, by
   the way.", "Allergic to peanuts."), keeps every candidate; so does a candidate whose
   statement is about the named subject.
+- The user's own message names someone else only by a name of two or more words or one read
+  from "The ..." ("The author of The Witcher is ..."): one word opening it is as likely the
+  user's own short report ("Streak is at 290 days now, still going strong with French!", in
+  the extraction set). The assistant's message may name one word ("Mochi is a lovely name for
+  a cat!"), and then must not say "you" or "your" either.
 - A tool's or the system's record of the user ("Account was upgraded to Pro.") keeps every
   candidate: only a conversation turn, or an event with no role, is read.
 - A note (no predicate) is judged the same way: it is a statement too.
@@ -36,6 +41,8 @@ _FIRST_PERSON = re.compile(
     r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b|\bi['\u2019](?:m|ve|d|ll)\b",
     re.IGNORECASE,
 )
+# The assistant speaking of the user.
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|\byou['\u2019]", re.IGNORECASE)
 # A statement about the user: what ``processors.newer_value`` reads as the user's too.
 _ABOUT_USER = re.compile(r"^\s*(?:the\s+)?user\b|\bthe\s+user['\u2019]s\b", re.IGNORECASE)
 _SCAN = 2000
@@ -44,10 +51,18 @@ _SCAN = 2000
 _RECORDS = frozenset({"tool", "system"})
 
 
-def speaks_of_someone_else(message: str) -> bool:
-    """Whether ``message`` opens by naming its subject and never speaks of its speaker."""
+def speaks_of_someone_else(message: str, role: object = "user") -> bool:
+    """Whether ``message`` opens by naming its subject and never speaks of the user (module
+    docstring)."""
     head = message[:_SCAN]
-    return named_in(head) is not None and not _FIRST_PERSON.search(head)
+    name = named_in(head)
+    if name is None or _FIRST_PERSON.search(head):
+        return False
+    if role == "assistant":
+        return not _SECOND_PERSON.search(head)
+    # The user leaves themself out of a short report ("Streak is at 290 days now"): one
+    # word opening their message is no one else.
+    return len(name.split()) > 1 or not head.lstrip().startswith(name)
 
 
 def from_third_party(candidate: ExtractedFact, message: object, role: object = "user") -> bool:
@@ -56,4 +71,5 @@ def from_third_party(candidate: ExtractedFact, message: object, role: object = "
         return False
     if not isinstance(candidate.statement, str):
         return False
-    return bool(_ABOUT_USER.search(candidate.statement[:_SCAN])) and speaks_of_someone_else(message)
+    about_user = bool(_ABOUT_USER.search(candidate.statement[:_SCAN]))
+    return about_user and speaks_of_someone_else(message, role)

@@ -13,14 +13,13 @@ from schemas.facts import ExtractedFact
 
 CAP = st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True).filter(lambda w: w not in NOT_A_NAME_START)
 # Names as messages write them: one to three capitalised words, a particle allowed between.
-SUBJECT = st.one_of(
-    CAP,
-    st.tuples(CAP, st.sampled_from(["", "du ", "von ", "of "]), CAP).map(
-        lambda t: f"{t[0]} {t[1]}{t[2]}"
-    ),
+SUBJECT = st.tuples(CAP, st.sampled_from(["", "du ", "von ", "of "]), CAP).map(
+    lambda t: f"{t[0]} {t[1]}{t[2]}"
 )
 VERB = st.sampled_from(["is", "was", "plays", "died in", "speaks", "was founded by", "has"])
 FIRST_PERSON = {"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"}
+# Kept out of the generated words too: the assistant's message must not say them.
+FIRST_PERSON |= {"you", "your", "yours", "yourself"}
 REST = st.lists(
     st.from_regex(r"[a-z]{2,9}", fullmatch=True).filter(lambda w: w not in FIRST_PERSON)
     | st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True),
@@ -101,3 +100,16 @@ def test_a_tool_or_system_record_keeps_every_candidate(
         assert not from_third_party(_cand(template.format(x=rest)), message, role)
     for role in ("assistant", None):
         assert from_third_party(_cand(template.format(x=rest)), message, role)
+
+
+@given(word=CAP, verb=VERB, rest=REST, template=ABOUT_USER)
+def test_one_word_opens_the_users_report_but_names_someone_for_the_assistant(
+    word: str, verb: str, rest: str, template: str
+) -> None:
+    """The user's "Streak is at 290 days now" is their own; the assistant's "Mochi is a lovely
+    name" is about Mochi, unless it says "you"."""
+    message = f"{word} {verb} {rest}."
+    cand = _cand(template.format(x=rest))
+    assert not from_third_party(cand, message, "user")
+    assert from_third_party(cand, message, "assistant")
+    assert not from_third_party(cand, f"{word} {verb} {rest}, you know.", "assistant")
