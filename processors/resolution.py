@@ -15,19 +15,25 @@
    an active fact's (a resolved ``possible_same_attribute`` conflict).
 4. ``same`` / ``unsure``: ``processors.attributes.decide`` on the two attributes (predicates,
    value shapes, the distance between the humanised predicates' embeddings), never the value
-   text. Pairs the project judged ``distinct`` are skipped. Two predicates that share a
+   text. Pairs the project judged ``distinct`` are skipped, and so are pairs whose two
+   statements each name their subject and name different ones (``canada_continent`` /
+   ``germany_continent``: the 1.5B's keys for "Canada is located in North America." and
+   "Germany is located in Europe." embed close, and such pairs waited as possible same
+   attributes in the FactConsolidation ingest). Two predicates that share a
    leading name (``jonn_coal_...``) are compared by what follows it (``attributes.compared``),
    from the part vectors keyed ``attributes.part_key`` beside the predicates'; without them,
    whole.
 5. ``link`` (``linked``): when 1-4 found nothing or only an unsure pair, the known fact the
    model's link step named (``processors.attribute_link``), unless the pair is guarded (a
-   number or a qualifier differs) or judged ``distinct``. The adjudicator reads a link as a
-   ``create``: a proposal that a conflict's judge settles, never a supersession by itself.
+   number or a qualifier differs), judged ``distinct`` or of different named subjects. The
+   adjudicator reads a link as a ``create``: a proposal that a conflict's judge settles,
+   never a supersession by itself.
 
 Invariants: pure and deterministic (ties break on the fact id); a trusted ``target`` wins
 over every other signal, an alias over similarity; a candidate whose predicate is an active
 fact's resolves to that fact, never elsewhere; a guarded pair (5k/10k, home/work) is never
-``same`` or ``link`` here; notes (no predicate) are never resolved by attribute.
+``same`` or ``link`` here, nor is a pair whose statements name different subjects; notes
+(no predicate) are never resolved by attribute.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from processors.about import entity_slug, named_in
 from processors.attributes import (
     Bounds,
     attribute,
@@ -119,6 +126,15 @@ def _plausible(
     return effective_distance(a, b, distance, bounds) <= bounds.unsure_supersede
 
 
+def _owners_differ(cand: ExtractedFact, fact: Fact) -> bool:
+    """Whether both statements name their subject (``processors.about.named_in``) and the two
+    are different things: Canada's continent is not Germany's, however alike the keys."""
+    mine, theirs = named_in(cand.statement), named_in(fact.statement)
+    if mine is None or theirs is None:
+        return False
+    return entity_slug(mine) != entity_slug(theirs)
+
+
 def resolve(
     cand: ExtractedFact,
     cand_vector: Vector | None,
@@ -157,7 +173,7 @@ def resolve(
     best: tuple[int, float, str, Match] | None = None
     for f in facts:
         assert f.predicate is not None
-        if frozenset((predicate, f.predicate)) in distinct:
+        if frozenset((predicate, f.predicate)) in distinct or _owners_differ(cand, f):
             continue
         distance = _distance(predicate, cand_vector, f.predicate, vectors)
         # Cheap first: a pair neither identical by its words nor within the widest band is
@@ -190,7 +206,7 @@ def linked(
     mine = cand.predicate
     if fact is None or fact.predicate is None or mine is None or fact.predicate == mine:
         return None
-    if frozenset((mine, fact.predicate)) in distinct:
+    if frozenset((mine, fact.predicate)) in distinct or _owners_differ(cand, fact):
         return None
     if guarded(attribute(mine, cand.value), attribute(fact.predicate, fact.value)):
         return None
