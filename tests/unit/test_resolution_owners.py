@@ -4,8 +4,6 @@ keys' embeddings; without names on both sides the same embeddings still resolve.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -14,8 +12,8 @@ from processors.about import entity_slug
 from processors.attributes import Bounds
 from processors.resolution import linked, resolve
 from schemas.facts import ExtractedFact, Fact
+from tests.support.facts import make_fact
 
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BOUNDS = Bounds(same=0.2, unsure_create=0.4, unsure_supersede=0.6)
 NAME = st.lists(st.from_regex(r"[A-Z][a-z]{2,8}", fullmatch=True), min_size=2, max_size=3).map(
     " ".join
@@ -29,18 +27,11 @@ VEC = np.asarray([1.0, 0.0, 0.0, 0.0], np.float32)
 
 
 def _fact(predicate: str, statement: str | None) -> Fact:
-    return Fact(
+    return make_fact(
         id="0a1b2c3d-0000-5000-8000-000000000001",
-        project_id="p",
-        subject_id="s",
         predicate=predicate,
         value={"value": "Old"},
         statement=statement,
-        status="active",
-        source_event_ids=("e0",),
-        valid_from=T0,
-        created_at=T0,
-        updated_at=T0,
     )
 
 
