@@ -12,7 +12,8 @@ Invariants:
   ``height``/``height_cm``, ``date_of_birth``/``dob``) name one attribute.
 - ``guarded`` pairs differ in a number (5k/10k) or in a meaning-changing qualifier
   (home/work, first/last, start/end, min/max, former/current, ...): they are never the same
-  attribute automatically; at most unsure.
+  attribute automatically; at most unsure. A qualifier word that is the whole attribute
+  (``work``, ``goal``, ``school``) qualifies nothing and guards nothing.
 - ``decide`` is a pure function of the two attributes, the distance and the bounds:
   ``same`` only at or below ``bounds.same`` and never for a guarded pair; ``unsure`` up to the
   action's unsure bound (wider for a ``supersede``, which says a target exists); otherwise
@@ -98,8 +99,12 @@ def words(predicate: str) -> tuple[str, ...]:
     normalised, plurals singular ("number_of_bikes" -> count, bike)."""
     out: list[str] = []
     raw_words = [w for w in _phrases(predicate).split("_") if w]
-    if raw_words and raw_words[0] in ("num", "no", "nr", "n") and len(raw_words) > 1:
-        raw_words[0] = "count"  # "num_kids" counts kids
+    # "num_kids" counts kids, and so does "ada_num_kids" (a name before it); "phone_no" is
+    # the phone's number.
+    raw_words = [
+        "count" if w in ("num", "no", "nr", "n") and i < len(raw_words) - 1 else w
+        for i, w in enumerate(raw_words)
+    ]
     for raw in raw_words:
         for w in WORDS.get(raw, (raw,)):
             s = singular(w)
@@ -200,7 +205,12 @@ def _acronym_of(short: Attribute, long: Attribute) -> bool:
 def guarded(a: Attribute, b: Attribute) -> bool:
     """Neighbours that must never merge automatically: a number or a qualifier differs, or
     both restate a default and not the same one (``current_book`` / ``favorite_book``)."""
-    if a.numbers != b.numbers or a.qualifiers ^ b.qualifiers:
+    # A qualifier qualifies another word: ``work`` alone is the attribute "work", as
+    # ``occupation`` is, where ``work_phone`` is a phone that is not ``home_phone``.
+    alone = (a.core if len(a.words) == 1 else frozenset()) | (
+        b.core if len(b.words) == 1 else frozenset()
+    )
+    if a.numbers != b.numbers or (a.qualifiers ^ b.qualifiers) - alone:
         return True
     return bool(a.defaults and b.defaults and a.defaults != b.defaults)
 

@@ -23,6 +23,15 @@ Invariants:
   not: it reads each sentence alone and ignores a negated ending, one said of someone else
   without "I"/"we" before it, and the ambiguous "left"/"leaving"/"used to"; and a value
   mentioned only by words under four letters ("new" of New York) is not said.
+- A value's word and the message's word match by their stems (``stem``: a long word's
+  "-ing", "-er", "-ed", ... cut, four letters or more left): "I stopped freelancing" ends
+  ``freelancer``, "I quit teaching" ends ``primary school teacher``.
+- ``switches`` (the mirror of ``ends`` for the newer value, deciding a value conflict) is
+  true only for a value some word of which (four letters or more, a number, or the whole
+  value) the message says right after a past switch ("switched to", "changed my major to",
+  "moved over to", "went back to"), read in its sentence as strictly as ``ends``: not
+  negated, not of someone else without "I"/"we", and not after a wish, a plan, a condition
+  or "you" ("If I switched to Rust", "Have you switched to Neovim?").
 - ``from_ending`` judges only a fact with a predicate (a note is never dropped here).
 - English-only, like the other guards of ``processors.grounding``.
 """
@@ -104,6 +113,19 @@ def sentences(text: str) -> list[str]:
     return _SENTENCE.findall(text)
 
 
+# Suffixes cut from a word of six letters or more, longest first, leaving four or more.
+_SUFFIXES = ("ings", "ing", "ers", "er", "ed", "s")
+
+
+def stem(word: str) -> str:
+    """``word`` without one inflection, for matching a value to the message's words."""
+    if len(word) >= 6:
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+                return word[: -len(suffix)]
+    return word
+
+
 def ends(text: str, value: Any, *, strict: bool = False) -> bool:
     """Whether ``text`` says ``value`` and says it only right after words that end a state
     ("I gave up on Arch", "traded in the Civic", "moved out of Leeds", "replaced my ThinkPad").
@@ -112,14 +134,14 @@ def ends(text: str, value: Any, *, strict: bool = False) -> bool:
     no "I"/"we" before it ("My husband quit Google"), or ambiguous ("left", "used to") does
     not count."""
     try:
-        wanted = value_words(value)
+        wanted = {stem(w) for w in value_words(value)}
         if not wanted:
             return False
         parts = sentences(text) if strict else [text]
         said = False
         for part in parts:
             words = word_list(part)
-            hits = [i for i, w in enumerate(words) if w in wanted]
+            hits = [i for i, w in enumerate(words) if stem(w) in wanted]
             if not hits:
                 continue
             if not all(i in _ended(words, strict) for i in hits):
@@ -158,3 +180,67 @@ def from_ending(candidate: ExtractedFact, text: str) -> bool:
     """Whether the candidate's value is one ``text`` says only as ended: not a current fact.
     A value said nowhere, and a note, are not judged here."""
     return candidate.predicate is not None and ends(text, candidate.value)
+
+
+# A past switch: the verb, then "to" within ``_SWITCH_GAP`` words ("changed my major to").
+_SWITCHED = frozenset(
+    {"switched", "changed", "moved", "converted", "upgraded", "downgraded", "transferred"}
+    | {"migrated", "shifted"}
+)
+_WENT = frozenset({"back", "over"})  # "went back to", "went over to"; not "went to the gym"
+_SWITCH_GAP = 3
+# Before a switch, these make it a wish, a plan, a condition or someone else's question.
+_NOT_DONE = frozenset(
+    {"if", "should", "would", "could", "might", "will", "ll", "d", "maybe", "perhaps"}
+    | {"want", "wanted", "plan", "planning", "thinking", "considering", "wonder", "you"}
+)
+
+
+def switches(text: str, value: Any) -> bool:
+    """Whether ``text`` says ``value`` right after a past switch to it ("I switched to
+    Neovim"), read strictly (module docstring): evidence that the newer value replaced
+    another, the way ``ends`` is evidence that the older one stopped."""
+    try:
+        wanted = {stem(w) for w in value_words(value)}
+        if not wanted:
+            return False
+        for part in sentences(text):
+            words = word_list(part)
+            for i in _switched_to(words):
+                reach, j = 0, i
+                while j < len(words) and reach < _REACH:
+                    if words[j] not in _FILLER:
+                        word = words[j]
+                        # A short word is the value only when it is the whole value ("Vim",
+                        # not the "new" of "New York").
+                        if stem(word) in wanted and (
+                            len(word) >= 4 or word.isdigit() or len(wanted) == 1
+                        ):
+                            return True
+                        reach += 1
+                    j += 1
+        return False
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _switched_to(words: list[str]) -> list[int]:
+    """The positions right after the "to" of each plain past switch of ``words``."""
+    out = []
+    for start, word in enumerate(words):
+        before = set(words[:start])
+        if (
+            set(words[max(0, start - 2) : start]) & _NEGATIONS
+            or before & _NOT_DONE
+            or (before & SOMEONE_ELSE and not before & _FIRST_PERSON)
+        ):
+            continue
+        if word in _SWITCHED:
+            gap = words[start + 1 : start + 2 + _SWITCH_GAP]
+        elif word == "went" and words[start + 1 : start + 2] and words[start + 1] in _WENT:
+            gap = words[start + 2 : start + 3]
+        else:
+            continue
+        if "to" in gap:
+            out.append(start + 1 + words[start + 1 :].index("to") + 1)
+    return out

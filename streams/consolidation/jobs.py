@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 from processors import envelopes, value_judge
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
-from processors.ending import ends
+from processors.ending import ends, switches
 from processors.newer_value import about_different_things
 from processors.normalize import canonical_value, statement_key
 from schemas.events import RawEvent
@@ -126,7 +127,11 @@ def flagged(
     ``message`` is the deciding event's text: a value question shows it as what the newer
     side said (the evidence, where the candidate's statement is the extractor's paraphrase
     of it), and a question whose message ends the existing value ("I quit Infosys",
-    ``processors.ending.ends``, strict) is marked ``ended``: decided without the model.
+    ``processors.ending.ends``, strict) is marked ``ended``: decided without the model; so
+    is a value question whose message says the user switched to the candidate's value
+    (``processors.ending.switches``: "I switched to Neovim"), the one evidence that also
+    offers a linked value under its own name (``value_judge.askable``): the switch names
+    the new value itself, where an ending may end only part of the old one.
 
     The challenged fact may be one the same decision wrote ("I traded in the Civic for a
     Tesla": two values of one attribute from one event), so the decision's own active
@@ -145,22 +150,32 @@ def flagged(
             continue
         if cs.reason == "value" and existing.pinned:
             continue  # pinned facts are untouchable by automated paths
-        if cs.reason == "value" and not value_judge.askable(ch.fact.value, existing.value):
-            continue
-        if cs.reason == "value" and about_different_things(
-            existing.predicate,
-            ch.fact.value,
-            ch.fact.statement,
-            existing.value,
-            existing.statement,
+        # A pinned fact is never retired on the message's evidence alone (automated path).
+        # The message's own words decide without the model: it ends the existing value, or
+        # (a value conflict) it says the user switched to the candidate's.
+        evidence = not existing.pinned and message is not None
+        switched = evidence and cs.reason == "value" and switches(message or "", ch.fact.value)
+        if (
+            cs.reason == "value"
+            and not (switched and _the_users(ch.fact.statement, existing.statement))
+            and about_different_things(
+                existing.predicate,
+                ch.fact.value,
+                ch.fact.statement,
+                existing.value,
+                existing.statement,
+            )
         ):
             continue  # another entity's value: a "yes" would retire a true fact
-        # A pinned fact is never retired on the message's evidence alone (automated path).
-        ended = (
-            not existing.pinned
-            and message is not None
-            and ends(message, existing.value, strict=True)
-        )
+        if (
+            cs.reason == "value"
+            and not switched
+            and not value_judge.askable(ch.fact.value, existing.value)
+        ):
+            # Not for the model, nor for an ending alone: "I quit Deloitte, I'm at Nubank
+            # now, same kind of work" ends part of an occupation, not all of it.
+            continue
+        ended = switched or (evidence and ends(message or "", existing.value, strict=True))
         pair = OfferedPair(
             set_id=cs.id,
             project_id=cs.project_id,
@@ -183,6 +198,17 @@ def flagged(
             )
         out.append(pair)
     return out
+
+
+# A statement whose subject is the user, not something of the user's ("The user's dog Rex").
+_USERS_OWN = re.compile(r"^\s*(?:the\s+)?user\b(?!['\u2019]s)", re.IGNORECASE)
+
+
+def _the_users(*statements: str | None) -> bool:
+    """Whether every statement's subject is the user: the places and events they name are
+    details of the user's own facts ("... the Berlin marathon" / "... the Chicago marathon")
+    once the message says the user switched from one to the other."""
+    return all(s is not None and _USERS_OWN.match(s) for s in statements)
 
 
 def predicates(jobs: Sequence[Job]) -> dict[str, set[str]]:

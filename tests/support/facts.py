@@ -1,11 +1,13 @@
-"""One Fact builder for tests: a valid active attribute fact, with any field overridden."""
+"""Fact builders for tests: a valid active attribute fact, with any field overridden, and a
+value conflict one decision opened between two facts."""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from schemas.facts import Fact
+from processors.adjudication import Change, Decision, SubjectState
+from schemas.facts import ConflictSet, Fact
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -25,3 +27,32 @@ def make_fact(**overrides: Any) -> Fact:
         "updated_at": T0,
     }
     return Fact(**(fields | overrides))
+
+
+def value_conflict(old: Fact, new: Fact, reason: str = "value") -> tuple[Decision, SubjectState]:
+    """A decision that opened a conflict set ``cs`` of ``new`` (written as a candidate, a day
+    after T0) against the active ``old``, and the state it was decided on."""
+    new = new.model_copy(
+        update={
+            "status": "candidate",
+            "conflict_set_id": "cs",
+            "valid_from": T0 + dt.timedelta(days=1),
+        }
+    )
+    cs = ConflictSet(
+        id="cs",
+        project_id=old.project_id,
+        subject_id=old.subject_id,
+        predicate=old.predicate,
+        status="open",
+        fact_ids=(old.id, new.id),
+        created_at=T0,
+        reason=reason,
+    )
+    decision = Decision(
+        outcomes=("conflict",),
+        fact_writes=(new,),
+        conflict_writes=(cs,),
+        changes=(Change("conflict_opened", new, None, cs),),
+    )
+    return decision, SubjectState(active=(old,), embeddings={})

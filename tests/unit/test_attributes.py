@@ -75,6 +75,20 @@ def test_a_qualifier_added_is_never_auto_same(a: str, q: str, d: float, action: 
 
 
 @settings(max_examples=examples(300), derandomize=True)
+@given(q=st.sampled_from(sorted(QUALIFIERS)), w=st.from_regex(r"[a-z]{3,10}", fullmatch=True))
+def test_a_qualifier_alone_qualifies_nothing(q: str, w: str) -> None:
+    """``work`` is an attribute as ``occupation`` is: a qualifier that is the whole
+    predicate guards nothing, while the same word before another still does."""
+    Q, W = attribute(q), attribute(w)
+    if len(W.words) != 1 or W.qualifiers or identical(Q, W):
+        return  # a qualifier, or a word the vocabulary rewrites
+    assert not guarded(Q, W) and not guarded(W, Q)
+    qualified = attribute(f"{q}_{w}")
+    if not identical(qualified, W):
+        assert guarded(qualified, W) and guarded(W, qualified)
+
+
+@settings(max_examples=examples(300), derandomize=True)
 @given(a=PREDICATE, b=PREDICATE, d1=st.floats(0, 2), d2=st.floats(0, 2))
 def test_decide_is_monotone_in_distance(a: str, b: str, d1: float, d2: float) -> None:
     order = {"same": 0, "unsure": 1, "different": 2}

@@ -12,14 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors import attribute_judge, value_judge
-from processors.adjudication import Change, Decision, SubjectState
+from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
 from processors.ending import ends
 from processors.hygiene_judge import MalformedJudgeAnswer
-from schemas.facts import ConflictSet
 from streams.consolidation.jobs import flagged
 from tests.support import adjudication as adj
-from tests.support.facts import T0, make_fact
+from tests.support.facts import make_fact, value_conflict
 from tests.support.hostile import JSON
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
@@ -95,28 +94,9 @@ def _conflict(
         id="new",
         predicate="home_city",
         value=value or {"value": "Lyon"},
-        status="candidate",
         statement="Moved to Lyon.",
-        conflict_set_id="cs",
-        valid_from=T0 + dt.timedelta(days=1),
     )
-    cs = ConflictSet(
-        id="cs",
-        project_id="p",
-        subject_id="s",
-        predicate="home_city",
-        status="open",
-        fact_ids=("old", "new"),
-        created_at=T0,
-        reason=reason,
-    )
-    decision = Decision(
-        outcomes=("conflict",),
-        fact_writes=(new,),
-        conflict_writes=(cs,),
-        changes=(Change("conflict_opened", new, None, cs),),
-    )
-    return decision, SubjectState(active=(old,), embeddings={})
+    return value_conflict(old, new, reason)
 
 
 def test_value_conflicts_are_offered_unless_the_fact_is_pinned() -> None:
@@ -186,7 +166,7 @@ def test_a_message_that_ends_the_challenged_value_decides_without_the_model() ->
     decision, before = _conflict(pinned=False)
     (q,) = flagged(decision, before, "I moved out of Paris, Lyon now.")
     assert q.ended
-    (q,) = flagged(decision, before, "Paris is lovely but I moved to Lyon.")
+    (q,) = flagged(decision, before, "Paris is lovely but Lyon is home now.")
     assert not q.ended  # Paris said plainly: not ended, the model is asked
     assert [c.resolution for c in value_judge.commands([replace(q, ended=True)], {}, NOW)] == [
         "keep_new"
