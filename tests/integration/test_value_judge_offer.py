@@ -3,7 +3,8 @@ database: a linked value kept under its own name (``occupation = {"employer": "N
 waits for a person however willing the judge, while a plain change in the same run is asked
 and resolved (``processors.value_judge.askable``); a message that ends the old value ("I
 quit Infosys") is resolved with no question however unwilling the judge
-(``processors.ending``)."""
+(``processors.ending``), and so is one that says the user switched to the new value, even
+under its own name ("I switched to Neovim", ``processors.ending.switches``)."""
 
 from __future__ import annotations
 
@@ -101,6 +102,14 @@ CASES = {
         ("I work at Infosys.", "employer", "Infosys"),
         ("I quit Infosys, I'm at Swiggy now.", "employer", {"value": "Swiggy"}),
         {"employer": {"value": "Swiggy"}, "home_city": {"value": "Paris"}},
+    ),
+    # "I switched to Neovim": the message names the new value after a switch, resolved with
+    # no question even as a value under its own name, which the judge is never asked about.
+    "switched without asking": (
+        "no",
+        ("I use VS Code for everything.", "editor", "VS Code"),
+        ("I switched to Neovim last month.", "editor", {"software": "Neovim"}),
+        {"editor": {"software": "Neovim"}, "home_city": {"value": "Paris"}},
     ),
 }
 
