@@ -227,8 +227,10 @@ def switches(text: str, value: Any) -> bool:
 def _switched_to(words: list[str]) -> list[int]:
     """The positions right after the "to" of each plain past switch of ``words``."""
     out = []
+    before: set[str] = set()  # the words before ``start``, grown as it moves (linear)
     for start, word in enumerate(words):
-        before = set(words[:start])
+        if start:
+            before.add(words[start - 1])
         if (
             set(words[max(0, start - 2) : start]) & _NEGATIONS
             or before & _NOT_DONE
@@ -236,11 +238,13 @@ def _switched_to(words: list[str]) -> list[int]:
         ):
             continue
         if word in _SWITCHED:
-            gap = words[start + 1 : start + 2 + _SWITCH_GAP]
+            first = start + 1
+            gap = words[first : first + 1 + _SWITCH_GAP]
         elif word == "went" and words[start + 1 : start + 2] and words[start + 1] in _WENT:
-            gap = words[start + 2 : start + 3]
+            first = start + 2
+            gap = words[first : first + 1]
         else:
             continue
         if "to" in gap:
-            out.append(start + 1 + words[start + 1 :].index("to") + 1)
+            out.append(first + gap.index("to") + 1)
     return out

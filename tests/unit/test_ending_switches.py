@@ -15,7 +15,7 @@ from tests.support.facts import make_fact, value_conflict
 from tests.support.hostile import JSON
 
 # Words read past after a switch ("switched to the", "went back to my old"), and "to" words.
-SKIPPED = frozenset({"back", "over", "their", "live", "living", "lived", "work", "working"})
+SKIPPED = frozenset({"back", "over", "their", "your", "live", "living", "lived", "work", "working"})
 SKIPPED |= {"worked", "being"}
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=4, max_size=12)
 SWITCH = st.sampled_from(
@@ -88,7 +88,8 @@ def test_a_switch_decides_even_a_linked_value_and_an_ending_alone_does_not(
     """A linked value under its own name is never put to the model; the message deciding
     it must name the new value itself ("I switched to Neovim"), since an ending may end only
     part of the old value ("I quit Deloitte, I'm at Nubank now, same kind of work")."""
-    assume(word not in {"back", "over", "code", "true"})  # "true": a flag, always asked
+    # "true": a flag, always asked
+    assume(word not in SKIPPED | {"code", "true"} and value_words(word) == {word})
     decision, before = _linked({own: word}, {"value": "VS Code"})
     (q,) = flagged(decision, before, f"I {switch} {word} and I am not going back.")
     assert q.ended and q.kind == "value"
