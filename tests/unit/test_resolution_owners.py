@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from processors.about import entity_slug
+from processors.about import entity_slug, named_in
 from processors.attributes import Bounds, attribute, guarded
 from processors.resolution import linked, resolve
 from schemas.facts import ExtractedFact, Fact
@@ -47,6 +47,9 @@ def test_different_named_subjects_are_different_attributes(
 ) -> None:
     sa, sb = entity_slug(a), entity_slug(b)
     assume(sa and sb and sa != sb)
+    # Both statements read as naming their subject ("Now Aaa is ..." opens with an adverb).
+    assume(entity_slug(named_in(f"{a} {verb} {old}.")) == sa)
+    assume(entity_slug(named_in(f"{b} {verb} {old}.")) == sb)
     mine, theirs = f"{sa}_{relation}"[:64], f"{sb}_{relation}"[:64]
     # A name word that is a qualifier ("Out") makes the keys neighbours, never one attribute.
     assume(mine != theirs and not guarded(attribute(mine), attribute(theirs)))
