@@ -160,6 +160,14 @@ def named_in(statement: object) -> str | None:
 
 
 _ABOUT_THE_USER = re.compile(r"^\s*(the\s+user\b|user\b|i\b|i'm\b|my\b)", re.IGNORECASE)
+# The user as the statement's subject, not something of the user's ("The user's dog Rex").
+_THE_USER_ITSELF = re.compile(r"^\s*(?:the\s+)?user\b(?!['\u2019]s)", re.IGNORECASE)
+
+
+def the_users_own(statement: object) -> bool:
+    """Whether the statement's subject is the user itself ("The user switched to ..."), so
+    the places and things it names are details of the user's fact, not whose fact it is."""
+    return isinstance(statement, str) and _THE_USER_ITSELF.match(statement) is not None
 
 
 def names_someone(about: object, statement: object) -> bool:

@@ -100,9 +100,11 @@ def words(predicate: str) -> tuple[str, ...]:
     out: list[str] = []
     raw_words = [w for w in _phrases(predicate).split("_") if w]
     # "num_kids" counts kids, and so does "ada_num_kids" (a name before it); "phone_no" is
-    # the phone's number.
+    # the phone's number. "no" and "n" count only first ("rock_n_roll", "yes_no_answer").
     raw_words = [
-        "count" if w in ("num", "no", "nr", "n") and i < len(raw_words) - 1 else w
+        "count"
+        if i < len(raw_words) - 1 and (w in ("num", "nr") or (i == 0 and w in ("no", "n")))
+        else w
         for i, w in enumerate(raw_words)
     ]
     for raw in raw_words:

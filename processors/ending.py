@@ -157,23 +157,37 @@ def ends(text: str, value: Any, *, strict: bool = False) -> bool:
 def _ended(words: list[str], strict: bool) -> set[int]:
     """The positions of ``words`` an ending reaches."""
     ended: set[int] = set()
+    before: set[str] = set()  # the words before ``start``, grown as it moves (linear)
     for start in range(len(words)):
+        if start:
+            before.add(words[start - 1])
         for cue in ENDINGS:
             if tuple(words[start : start + len(cue)]) != cue:
                 continue
-            if strict and (
-                cue in _AMBIGUOUS
-                or set(words[max(0, start - 2) : start]) & _NEGATIONS
-                or (set(words[:start]) & SOMEONE_ELSE and not set(words[:start]) & _FIRST_PERSON)
-            ):
+            if strict and (cue in _AMBIGUOUS or not _plain(words, start, before)):
                 continue
-            reach, i = 0, start + len(cue)
-            while i < len(words) and reach < _REACH:
-                if words[i] not in _FILLER:
-                    ended.add(i)
-                    reach += 1
-                i += 1
+            ended.update(_object(words, start + len(cue)))
     return ended
+
+
+def _plain(words: list[str], start: int, before: set[str]) -> bool:
+    """Whether the verb at ``start`` is the user's own plain statement: not negated right
+    before it, and not someone else's without "I"/"we" before it."""
+    return not (
+        set(words[max(0, start - 2) : start]) & _NEGATIONS
+        or (before & SOMEONE_ELSE and not before & _FIRST_PERSON)
+    )
+
+
+def _object(words: list[str], i: int) -> list[int]:
+    """The positions of the first ``_REACH`` words from ``i`` on, fillers skipped: what a
+    verb at ``i`` ends or switches to ("gave up on my old Arch", "switched to the Chicago")."""
+    out: list[int] = []
+    while i < len(words) and len(out) < _REACH:
+        if words[i] not in _FILLER:
+            out.append(i)
+        i += 1
+    return out
 
 
 def from_ending(candidate: ExtractedFact, text: str) -> bool:
@@ -207,18 +221,14 @@ def switches(text: str, value: Any) -> bool:
         for part in sentences(text):
             words = word_list(part)
             for i in _switched_to(words):
-                reach, j = 0, i
-                while j < len(words) and reach < _REACH:
-                    if words[j] not in _FILLER:
-                        word = words[j]
-                        # A short word is the value only when it is the whole value ("Vim",
-                        # not the "new" of "New York").
-                        if stem(word) in wanted and (
-                            len(word) >= 4 or word.isdigit() or len(wanted) == 1
-                        ):
-                            return True
-                        reach += 1
-                    j += 1
+                for j in _object(words, i):
+                    word = words[j]
+                    # A short word is the value only when it is the whole value ("Vim", not
+                    # the "new" of "New York").
+                    if stem(word) in wanted and (
+                        len(word) >= 4 or word.isdigit() or len(wanted) == 1
+                    ):
+                        return True
         return False
     except (TypeError, ValueError, RecursionError):
         return False
@@ -231,11 +241,7 @@ def _switched_to(words: list[str]) -> list[int]:
     for start, word in enumerate(words):
         if start:
             before.add(words[start - 1])
-        if (
-            set(words[max(0, start - 2) : start]) & _NEGATIONS
-            or before & _NOT_DONE
-            or (before & SOMEONE_ELSE and not before & _FIRST_PERSON)
-        ):
+        if before & _NOT_DONE or not _plain(words, start, before):
             continue
         if word in _SWITCHED:
             first = start + 1

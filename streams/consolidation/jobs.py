@@ -12,7 +12,6 @@ Invariants:
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -21,6 +20,7 @@ import orjson
 from pydantic import ValidationError
 
 from processors import envelopes, value_judge
+from processors.about import the_users_own
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
 from processors.ending import ends, switches
@@ -157,7 +157,9 @@ def flagged(
         switched = evidence and cs.reason == "value" and switches(message or "", ch.fact.value)
         if (
             cs.reason == "value"
-            and not (switched and _the_users(ch.fact.statement, existing.statement))
+            and not (
+                switched and the_users_own(ch.fact.statement) and the_users_own(existing.statement)
+            )
             and about_different_things(
                 existing.predicate,
                 ch.fact.value,
@@ -198,17 +200,6 @@ def flagged(
             )
         out.append(pair)
     return out
-
-
-# A statement whose subject is the user, not something of the user's ("The user's dog Rex").
-_USERS_OWN = re.compile(r"^\s*(?:the\s+)?user\b(?!['\u2019]s)", re.IGNORECASE)
-
-
-def _the_users(*statements: str | None) -> bool:
-    """Whether every statement's subject is the user: the places and events they name are
-    details of the user's own facts ("... the Berlin marathon" / "... the Chicago marathon")
-    once the message says the user switched from one to the other."""
-    return all(s is not None and _USERS_OWN.match(s) for s in statements)
 
 
 def predicates(jobs: Sequence[Job]) -> dict[str, set[str]]:

@@ -74,6 +74,18 @@ def test_a_qualifier_added_is_never_auto_same(a: str, q: str, d: float, action: 
     assert decide(A, B, d, BOUNDS, action) != "same"
 
 
+@given(name=st.from_regex(r"[a-z]{2,8}", fullmatch=True), thing=st.sampled_from(["kid", "pet"]))
+def test_a_count_reads_the_same_under_a_name(name: str, thing: str) -> None:
+    """``num_kids`` counts kids under a name too; a "no"/"n" inside a predicate is a word
+    of its own ("rock_n_roll", "yes_no_answer"), and a last "no" is a number."""
+    if name in ("num", "nr", "no", "n", "count"):
+        return
+    assert words(f"{name}_num_{thing}s")[-2:] == words(f"num_{thing}s")
+    assert words(f"num_{thing}s")[0] == "count"
+    assert "count" not in words(f"{name}_n_{thing}") + words(f"{name}_no_{thing}")
+    assert "count" not in words(f"{thing}_no")
+
+
 @settings(max_examples=examples(300), derandomize=True)
 @given(q=st.sampled_from(sorted(QUALIFIERS)), w=st.from_regex(r"[a-z]{3,10}", fullmatch=True))
 def test_a_qualifier_alone_qualifies_nothing(q: str, w: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from processors.about import the_users_own
 from processors.adjudication import Decision, SubjectState
 from processors.ending import SOMEONE_ELSE, ends, stem, switches
 from processors.grounding import value_words
@@ -132,3 +133,12 @@ def test_a_switch_between_the_users_own_facts_is_not_stopped_by_the_places_they_
         (f"The user's dog {old} eats kibble.", f"The user's dog {new} eats salmon."),
     )
     assert flagged(theirs, before, f"I {switch} salmon.") == []
+
+
+@given(text=st.text(max_size=200), rest=st.text(max_size=40))
+def test_the_users_own_statement_is_the_user_as_subject(text: str, rest: str) -> None:
+    assert isinstance(the_users_own(text), bool)
+    assert not the_users_own(None) and not the_users_own({"statement": text})
+    assert the_users_own(f"The user {rest}") and the_users_own(f"  user switched {rest}")
+    # Something of the user's is not the user.
+    assert not the_users_own(f"The user's {rest}") and not the_users_own(f"My {rest}")

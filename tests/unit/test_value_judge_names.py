@@ -9,40 +9,16 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from processors.adjudication import Change, Decision, SubjectState
-from schemas.facts import ConflictSet
 from streams.consolidation.jobs import flagged
-from tests.support.facts import T0, make_fact
+from tests.support.facts import make_fact, value_conflict
 from tests.support.named import SINGULAR, VALUE, Apart, apart
 
 
 def _offered(predicate: str, new: str, new_s: str, old: str, old_s: str, message: str) -> bool:
     before = make_fact(id="old", predicate=predicate, value={"value": old}, statement=old_s)
-    cand = make_fact(
-        id="new",
-        predicate=predicate,
-        value={"value": new},
-        status="candidate",
-        statement=new_s,
-        conflict_set_id="cs",
-        valid_from=before.valid_from.replace(year=before.valid_from.year + 1),
-    )
-    cs = ConflictSet(
-        id="cs",
-        project_id=before.project_id,
-        subject_id=before.subject_id,
-        predicate=predicate,
-        status="open",
-        fact_ids=("old", "new"),
-        created_at=T0,
-    )
-    decision = Decision(
-        outcomes=("conflict",),
-        fact_writes=(cand,),
-        conflict_writes=(cs,),
-        changes=(Change("conflict_opened", cand, None, cs),),
-    )
-    return bool(flagged(decision, SubjectState(active=(before,), embeddings={}), message))
+    cand = make_fact(id="new", predicate=predicate, value={"value": new}, statement=new_s)
+    decision, state = value_conflict(before, cand)
+    return bool(flagged(decision, state, message))
 
 
 @given(case=apart(), ending=st.booleans())
