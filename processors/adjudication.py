@@ -16,6 +16,13 @@ Invariants:
   supersedes, with the candidate's value whole, unless ``processors.newer_value.replaces``
   says the values stand together or the facts are about different things, or the attribute
   already has an open value set (the value joins it).
+- A known value the event ends or denies without a new one (``processors.retirement``,
+  read strictly, a user's turn: "Sold the Golf") retires after the candidates are applied:
+  ``superseded``, reason ``event``, no successor, valid until the event, one ``superseded``
+  change; never a pinned fact, one a candidate of the event resolved to or the event wrote,
+  or one that began after the event; not at all without ``policy.retire_ended``. Under
+  ``newer_wins`` a candidate that resolves to a fact its event so ends supersedes it, even
+  as a link ("Traded in the Civic, I'm driving a Tesla now").
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
 - Nothing grows without bound in a decision: source ids and conflict members are windows
@@ -30,7 +37,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from processors.adjudication_outcomes import conflict, history, possible_same, supersede
+from processors.adjudication_outcomes import (
+    conflict,
+    history,
+    possible_same,
+    retire_ended,
+    supersede,
+)
 from processors.adjudication_types import (
     Candidate,
     Change,
@@ -47,6 +60,7 @@ from processors.adjudication_work import Work, new_fact, reinforce
 from processors.newer_value import about_other_entities, replaces
 from processors.normalize import canonical_value, statement_equal
 from processors.resolution import Match, linked, resolve
+from processors.retirement import read, retires
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
 
@@ -73,6 +87,7 @@ def adjudicate(
     now: datetime,
 ) -> Decision:
     work = Work(state)
+    work.reading = read(event.content, event.role) if policy.retire_ended else None
     known = (*state.active, *state.conflict_candidates)
     if any(event.event_id in f.source_event_ids for f in known):
         # The event is already a source of the subject's state: it was applied before, so a
@@ -88,6 +103,7 @@ def adjudicate(
             _note(work, event, index, cand, now)
         else:
             _fact(work, event, index, cand, policy, now)
+    retire_ended(work, event, now)
     return Decision(
         outcomes=tuple(work.outcomes),
         fact_writes=tuple(work.writes[i] for i in work.order),
@@ -159,6 +175,8 @@ def _fact(
     c = cand.fact
     assert c.value is not None
     match = _resolve_target(work, cand, policy)
+    if match is not None:
+        work.targeted.add(match.fact.id)
     if match is not None and match.how == "unsure":
         possible_same(work, event, index, cand, match.fact, now)
         return
@@ -199,7 +217,11 @@ def _fact(
     if event.occurred_at < target.valid_from:
         history(work, event, index, cand, target, value, now)
         return
-    if target.pinned or not (supersedes or _newer_wins(work, event, cand, target, match, policy)):
+    newer = supersedes or _newer_wins(work, event, cand, target, match, policy)
+    # The message ends or denies the known value itself ("Traded in the Civic, I'm driving a
+    # Tesla now"): under newer_wins its candidate replaces it, linked or not.
+    newer = newer or (policy.newer_wins and retires(work.reading, target))
+    if target.pinned or not newer:
         conflict(work, event, index, cand, target, value, now)
         return
     supersede(work, event, index, cand, target, value, now)

@@ -18,6 +18,7 @@ from processors.adjudication_work import Work, new_fact, reinforce, upd
 from processors.bounded import with_member
 from processors.ids import conflict_set_id, fact_id
 from processors.normalize import canonical_value
+from processors.retirement import retires
 from schemas.events import RawEvent
 from schemas.facts import ConflictReason, ConflictSet, Fact
 
@@ -59,14 +60,7 @@ def supersede(
     now: datetime,
 ) -> None:
     new_id = fact_id(event.project_id, event.subject_id, event.event_id, index)
-    retired = upd(
-        target,
-        status="superseded",
-        valid_to=event.occurred_at,
-        superseded_by=new_id,
-        superseded_reason="event",
-        updated_at=now,
-    )
+    retired = _retired(target, event, new_id, now)
     successor = new_fact(
         event, index, target.predicate, value, cand.fact, now, supersedes_id=target.id
     )
@@ -157,3 +151,34 @@ def _contend(
     work.new_embeddings[contender.id] = cand.embedding
     work.changes.append(Change(kind, contender, None, cs))
     work.outcomes.append("conflict" if reason == "value" else "flagged")
+
+
+def retire_ended(work: Work, event: RawEvent, now: datetime) -> None:
+    """Retire every active fact the event ends or denies (``processors.retirement``) that no
+    candidate of the event resolved to and the event did not write: ``superseded``, reason
+    ``event``, no successor, valid until the event. A late event retires nothing that began
+    after it."""
+    for fact in list(work.active.values()):
+        if (
+            fact.id in work.targeted
+            or fact.id in work.writes
+            or event.event_id in fact.source_event_ids
+            or event.occurred_at < fact.valid_from
+            or not retires(work.reading, fact)
+        ):
+            continue
+        retired = _retired(fact, event, None, now)
+        work.write(retired)
+        work.changes.append(Change("superseded", retired, fact))
+
+
+def _retired(fact: Fact, event: RawEvent, by: str | None, now: datetime) -> Fact:
+    """``fact`` superseded by the event (by its fact ``by``, or by none), valid until it."""
+    return upd(
+        fact,
+        status="superseded",
+        valid_to=event.occurred_at,
+        superseded_by=by,
+        superseded_reason="event",
+        updated_at=now,
+    )

@@ -41,6 +41,9 @@ class Policy:
     # A newer different value on the same attribute supersedes without the model saying so
     # (``processors.newer_value``); False: it opens a value conflict (the contract's default).
     newer_wins: bool = False
+    # A known value the message ends or denies with no new one retires
+    # (``processors.retirement``); False: it stays active.
+    retire_ended: bool = True
 
     @property
     def bounds(self) -> Bounds:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from processors.adjudication_types import Change, Outcome, SubjectState, Vector
 from processors.bounded import with_sources
 from processors.ids import fact_id
+from processors.retirement import Reading
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 
@@ -46,6 +47,9 @@ class Work:
         self.matches: list[tuple[str, str, float]] = []
         # How each named-attribute candidate found its active fact ("none": it found none).
         self.resolutions: list[str] = []
+        # Active facts a candidate of this decision resolved to: its outcome decided them.
+        self.targeted: set[str] = set()
+        self.reading: Reading | None = None  # the event as processors.retirement reads it
         self.state = state
 
     def write(self, fact: Fact) -> None:

@@ -81,7 +81,7 @@ ENDINGS = tuple(
     )
 )
 # Skipped between an ending and its object ("gave up on my old Arch", "used to live in Paris").
-_FILLER = frozenset(
+OBJECT_FILLER = frozenset(
     {"the", "a", "an", "my", "our", "his", "her", "their", "your", "on", "of", "old", "in"}
     | {"at", "live", "living", "lived", "work", "working", "worked", "be", "being", "was"}
 )
@@ -93,7 +93,7 @@ _REACH = 2  # the object's first two words after the fillers
 # departed and accustomed ("I left Lisbon on Friday for a conference", "I'm used to Berlin").
 _AMBIGUOUS = frozenset({("left",), ("leaving",), ("used", "to")})
 _NEGATIONS = frozenset({"not", "never", "t", "almost", "nearly", "barely", "hardly"})
-_FIRST_PERSON = frozenset({"i", "we"})
+FIRST_PERSON = frozenset({"i", "we"})
 # Someone else as the one a sentence is about ("My husband quit Google", "My daughter turned
 # 6 years old today!"): shared with processors.quantity.
 SOMEONE_ELSE = frozenset(
@@ -164,27 +164,29 @@ def _ended(words: list[str], strict: bool) -> set[int]:
         for cue in ENDINGS:
             if tuple(words[start : start + len(cue)]) != cue:
                 continue
-            if strict and (cue in _AMBIGUOUS or not _plain(words, start, before)):
+            if strict and (cue in _AMBIGUOUS or not plain(words, start, before)):
                 continue
-            ended.update(_object(words, start + len(cue)))
+            ended.update(reach(words, start + len(cue)))
     return ended
 
 
-def _plain(words: list[str], start: int, before: set[str]) -> bool:
+def plain(words: list[str], start: int, before: set[str]) -> bool:
     """Whether the verb at ``start`` is the user's own plain statement: not negated right
     before it, and not someone else's without "I"/"we" before it."""
     return not (
         set(words[max(0, start - 2) : start]) & _NEGATIONS
-        or (before & SOMEONE_ELSE and not before & _FIRST_PERSON)
+        or (before & SOMEONE_ELSE and not before & FIRST_PERSON)
     )
 
 
-def _object(words: list[str], i: int) -> list[int]:
-    """The positions of the first ``_REACH`` words from ``i`` on, fillers skipped: what a
+def reach(
+    words: list[str], i: int, n: int = _REACH, skip: frozenset[str] = OBJECT_FILLER
+) -> list[int]:
+    """The positions of the first ``n`` words from ``i`` on, ``skip`` words skipped: what a
     verb at ``i`` ends or switches to ("gave up on my old Arch", "switched to the Chicago")."""
     out: list[int] = []
-    while i < len(words) and len(out) < _REACH:
-        if words[i] not in _FILLER:
+    while i < len(words) and len(out) < n:
+        if words[i] not in skip:
             out.append(i)
         i += 1
     return out
@@ -204,7 +206,7 @@ _SWITCHED = frozenset(
 _WENT = frozenset({"back", "over"})  # "went back to", "went over to"; not "went to the gym"
 _SWITCH_GAP = 3
 # Before a switch, these make it a wish, a plan, a condition or someone else's question.
-_NOT_DONE = frozenset(
+NOT_DONE = frozenset(
     {"if", "should", "would", "could", "might", "will", "ll", "d", "maybe", "perhaps"}
     | {"want", "wanted", "plan", "planning", "thinking", "considering", "wonder", "you"}
 )
@@ -221,7 +223,7 @@ def switches(text: str, value: Any) -> bool:
         for part in sentences(text):
             words = word_list(part)
             for i in _switched_to(words):
-                for j in _object(words, i):
+                for j in reach(words, i):
                     word = words[j]
                     # A short word is the value only when it is the whole value ("Vim", not
                     # the "new" of "New York").
@@ -241,7 +243,7 @@ def _switched_to(words: list[str]) -> list[int]:
     for start, word in enumerate(words):
         if start:
             before.add(words[start - 1])
-        if before & _NOT_DONE or not _plain(words, start, before):
+        if before & NOT_DONE or not plain(words, start, before):
             continue
         if word in _SWITCHED:
             first = start + 1

@@ -175,6 +175,10 @@ class Settings(BaseSettings):
     # fact stays, the judge or a person decides); "newer_wins" supersedes, unless the message
     # adds a value or the facts are about different things (processors.newer_value).
     value_conflicts: Literal["hold", "newer_wins"] = "hold"
+    # A known value the user's message ends or denies without a new one ("Sold the Golf",
+    # "I'm not vegetarian anymore"; processors.retirement, read strictly): "retire" supersedes
+    # it with no successor, so it is no longer served as current; "keep" leaves it active.
+    ended_values: Literal["retire", "keep"] = "retire"
     # Which of the judge's verdicts on an unsure attribute pair become commands. Measured with
     # the local 1.5B on the tune pairs (bench/results/attribute_judge): its "different" was
     # right 79 times in 101, its "same" 23 times in 60, worse than the pairs' own base rate;
@@ -384,6 +388,7 @@ class Settings(BaseSettings):
             semantic_unsure_supersede=self.semantic_unsure_supersede,
             semantic_shape_penalty=self.semantic_shape_penalty,
             value_conflicts=self.value_conflicts,
+            ended_values=self.ended_values,
         )
 
     @property

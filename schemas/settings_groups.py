@@ -119,6 +119,7 @@ class WorkerSettings(_Group):
     semantic_unsure_supersede: float
     semantic_shape_penalty: float
     value_conflicts: Literal["hold", "newer_wins"] = "hold"
+    ended_values: Literal["retire", "keep"] = "retire"
 
 
 class HygieneSettings(_Group):

@@ -20,9 +20,11 @@ Invariants:
   reason and never reach adjudication. An echo of a fact the prompt listed, about an event
   that never mentions it, and a value said only in questions (``processors.grounding``), are
   dropped and counted as ``echo`` and ``question``, a value said only as one the user no
-  longer has ("I gave up on Arch") as ``ended``, one said only in a hypothetical or a wish
-  ("What if I moved to Canada?") as ``hypothetical``, and one copied from the prompt's worked
-  examples (a name of theirs the message never says) as ``example``; a statement recording
+  longer has ("I gave up on Arch") or only denied ("Theresa Bronn has never lived in
+  Michigan", ``processors.retirement.from_denial``) as ``ended``, one said only in a
+  hypothetical or a wish ("What if I moved to Canada?") as ``hypothetical``, and one copied
+  from the prompt's worked examples (a name of theirs the message never says) as
+  ``example``; a statement recording
   the user asking as ``asking``, one making the user the subject of a message about someone
   else (``processors.third_party``) as ``third_party``, neither a name of the subject's own.
   A predicate prefixed
@@ -62,6 +64,7 @@ from processors.grounding import (
 )
 from processors.quantity import restated
 from processors.resolution import handle
+from processors.retirement import from_denial
 from processors.third_party import from_third_party
 from processors.validation import validate_candidates
 from schemas.facts import Fact
@@ -350,7 +353,9 @@ class ExtractionStage:
                 reason = "asking"
             elif from_third_party(c, job.event.content, job.event.role):
                 reason = "third_party"
-            elif from_ending(c, job.event.content):
+            elif from_ending(c, job.event.content) or from_denial(
+                c, job.event.content, job.event.role
+            ):
                 reason = "ended"
             elif from_examples(c, job.event.content):
                 reason = "example"

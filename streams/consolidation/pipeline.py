@@ -82,6 +82,7 @@ def policy_of(settings: Settings) -> Policy:
         unsure_supersede=settings.semantic_unsure_supersede,
         shape_penalty=settings.semantic_shape_penalty,
         newer_wins=settings.value_conflicts == "newer_wins",
+        retire_ended=settings.ended_values == "retire",
     )
 
 

@@ -156,6 +156,7 @@ class BatchWriter:
         states.update(local)
         for outcome in outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
+        self._count_retired([d for _j, d in fresh])
         for how in resolutions:
             self.metrics.inc("consolidator_resolutions_total", how=how)
         for j, _d in fresh:
@@ -201,6 +202,18 @@ class BatchWriter:
         ]
         return adjudicate(job.event, cands, state, self.policy, now)
 
+    def _count_retired(self, decisions: list[Decision]) -> None:
+        """Facts an event ended or denied with no successor (processors.retirement): an
+        outcome of the event, not of a candidate."""
+        n = sum(
+            1
+            for d in decisions
+            for ch in d.changes
+            if ch.kind == "superseded" and ch.fact.superseded_by is None
+        )
+        if n:
+            self.metrics.inc("consolidator_outcomes_total", n, outcome="retired")
+
     def _observe_latency(self, job: Job) -> None:
         if job.msg.timestamp_ms:
             self.metrics.observe(
@@ -220,6 +233,7 @@ class BatchWriter:
         await self.store.apply(decision, self._messages(job, decision, now, trace))
         for outcome in decision.outcomes:
             self.metrics.inc("consolidator_outcomes_total", outcome=outcome)
+        self._count_retired([decision])
         for how in decision.resolutions:
             self.metrics.inc("consolidator_resolutions_total", how=how)
         self._observe_latency(job)
