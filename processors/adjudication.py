@@ -60,7 +60,8 @@ from processors.adjudication_work import Work, new_fact, reinforce
 from processors.newer_value import about_other_entities, replaces
 from processors.normalize import canonical_value, statement_equal
 from processors.resolution import Match, linked, resolve
-from processors.retirement import read, retires
+from processors.retirement import retires
+from processors.retirement_reading import read
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from processors.adjudication_types import Change, Outcome, SubjectState, Vector
 from processors.bounded import with_sources
 from processors.ids import fact_id
-from processors.retirement import Reading
+from processors.retirement_reading import Reading
 from schemas.events import RawEvent
 from schemas.facts import ConflictSet, ExtractedFact, Fact
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from processors.ending import OBJECT_FILLER, stem
-from processors.retirement import from_denial, read, retires
+from processors.retirement import from_denial, retires
+from processors.retirement_reading import read
 from schemas.facts import ExtractedFact, Fact
 from tests.support.hostile import JSON
 
@@ -79,6 +80,32 @@ def test_someone_elses_ending_is_not_the_users(value: str, cue: str, who: str) -
     assert not says(f"I think {who.lower()} {cue} the {value}.", fact(value))
     # The user among them says it too.
     assert says(f"{who} and I {cue} the {value}.", fact(value))
+
+
+SCOPES = ["on weekends", "for Lent", "after work", "for two weeks", "at night", "at home"]
+REPORTS = ["My mom thinks I", "Everyone says I", "It's not true that I", "I never said I"]
+
+
+@given(value=value_of, cue=st.sampled_from(DONE), scope=st.sampled_from(SCOPES))
+def test_an_ending_with_a_scope_keeps_the_fact(value: str, cue: str, scope: str) -> None:
+    assert not says(f"I {cue} the {value} {scope}.", fact(value))
+    assert not says(f"I don't drive the {value} {scope}.", fact(value))
+    assert not says(f"I don't drive the {value} this week.", fact(value))
+    # A time now past after a done ending is no scope: the ending is done.
+    if cue != "no longer own":
+        assert says(f"I {cue} the {value} last week.", fact(value))
+
+
+@given(value=value_of, cue=st.sampled_from(DONE), name=word, report=st.sampled_from(REPORTS))
+def test_a_longer_name_a_report_or_a_quote_keeps_the_fact(
+    value: str, cue: str, name: str, report: str
+) -> None:
+    assume(stem(name.casefold()) not in {stem(w) for w in value.casefold().split()})
+    assert not says(f"I {cue} the {value} {name}.", fact(value))  # "Google Chrome"
+    assert not says(f"I {cue} the {name} {value}.", fact(value))  # "Pulitzer Award"
+    assert not says(f"I {cue} the {value}'s tires.", fact(value))
+    assert not says(f"{report} {cue} the {value}.", fact(value))
+    assert not says(f'She wrote "I {cue} the {value}".', fact(value))
 
 
 @given(value=value_of, cue=st.sampled_from(DONE))
