@@ -245,6 +245,7 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
     answers = {a: Answerer(args.base_url, args.model, args.timeout) for a in approaches}
     log: list[dict[str, Any]] = [
         {"id": q.id, "question": q.text, "gold": list(q.answers), "stale": list(q.stale)}
+        | ({"category": q.category} if q.category is not None else {})
         for q in questions
     ]
     doc: dict[str, Any] = {"benchmark": bench.name, "model": args.model, "k": args.k}
@@ -315,6 +316,10 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
             "context_has_gold": sum(bool(r.get(f"{a}_context_has_gold")) for r in log),
             **answers[a].figures(len(log)),
         }
+        if any(q.category is not None for q in questions):  # LoCoMo: its own token F1
+            doc["approaches"][a]["f1"] = mb.f1_by_category(
+                (r[a], q) for r, q in zip(log, questions, strict=True)
+            )
     doc["settings"] = {k: getattr(s, k) for k in sorted(args.overrides)} | {
         "mode": args.mode,
         "chunk": args.chunk,

@@ -5,14 +5,15 @@ that unit tests can check it without a model (tests never import bench).
 Invariants:
 - Pure: data in, events / questions / scores out; no clock, no randomness. An event's id
   is ``<subject>:<n>`` with ``n`` its position in the benchmark's history, and its time is
-  a fixed start plus one minute per position, so history order is time order and a later
-  fact is always the newer one.
+  a fixed start plus one minute per position (LoCoMo: its session's date plus one minute per
+  turn), so history order is time order and a later fact is always the newer one.
 - Data files are read from a path the caller gives (``../shared/benchdata`` by default in
   the runners) and never copied into the repository.
 - Scores are the benchmarks' own: FactConsolidation (MemoryAgentBench) counts an answer
   right when a normalized gold answer is a substring of the normalized prediction; the Letta
   update set counts the updated answer right and the original answer, given instead, stale;
-  LoCoMo uses token F1. Normalization is SQuAD's (lower case, no punctuation, no articles,
+  LoCoMo uses token F1 (per category too; its adversarial category 5 has no answer and is
+  left out). Normalization is SQuAD's (lower case, no punctuation, no articles,
   single spaces).
 """
 
@@ -65,6 +66,7 @@ class Question:
     text: str
     answers: tuple[str, ...]  # any of them is right
     stale: tuple[str, ...] = ()  # the superseded answers (update sets only)
+    category: int | None = None  # LoCoMo's question category (1-4)
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,65 @@ def letta_update(lines: Iterable[str], rows: int | None = None) -> Benchmark:
         ):
             questions.append(Question(f"{subject}:q{j}", subject, q, (new,), (old,)))
     return Benchmark("letta_core_memory_update", tuple(events), tuple(questions))
+
+
+def _session_start(raw: object, fallback: dt.datetime) -> dt.datetime:
+    try:
+        when = dt.datetime.strptime(str(raw).strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return fallback
+    return when.replace(tzinfo=dt.UTC)
+
+
+def locomo(samples: Sequence[dict[str, Any]], conversation: int = 0) -> Benchmark:
+    """One LoCoMo conversation as one subject's history: every turn an event, in session
+    order, at its session's date plus one minute per turn, its content ``<speaker>: <text>``
+    (and the caption of a shared photo, as the dataset gives it); every question of
+    categories 1-4 with its answer (category 5, adversarial, has none and is left out)."""
+    sample = samples[conversation]
+    subject = f"locomo-{sample['sample_id']}"
+    conv = sample["conversation"]
+    events: list[dict[str, Any]] = []
+    when = START
+    n = 1
+    while isinstance(conv.get(f"session_{n}"), list):
+        when = _session_start(conv.get(f"session_{n}_date_time"), when + dt.timedelta(days=1))
+        for i, turn in enumerate(conv[f"session_{n}"]):
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            ev = event(subject, len(events), text)
+            ev["occurred_at"] = (when + dt.timedelta(minutes=i)).isoformat()
+            events.append(ev)
+        n += 1
+    qs = tuple(
+        Question(f"{subject}:q{i}", subject, qa["question"], (str(qa["answer"]),), (), cat)
+        for i, qa in enumerate(sample["qa"])
+        if (cat := int(qa.get("category", 0))) in (1, 2, 3, 4) and "answer" in qa
+    )
+    return Benchmark("locomo", tuple(events), qs)
+
+
+def first_per_category(questions: Sequence[Question], n: int) -> tuple[Question, ...]:
+    """The first ``n`` questions of each category, in their order."""
+    seen: Counter[int | None] = Counter()
+    out = []
+    for q in questions:
+        seen[q.category] += 1
+        if seen[q.category] <= n:
+            out.append(q)
+    return tuple(out)
+
+
+def f1_by_category(rows: Iterable[tuple[str, Question]]) -> dict[str, Any]:
+    """LoCoMo's token F1 of each prediction against its question's answer: the mean over
+    all and per category (``{"all": ..., "1": ..., ...}``, rounded to 3 places)."""
+    scores: dict[str, list[float]] = {}
+    for prediction, q in rows:
+        f1 = token_f1(prediction, q.answers[0]) if q.answers else 0.0
+        for key in ("all", str(q.category)):
+            scores.setdefault(key, []).append(f1)
+    return {k: round(sum(v) / len(v), 3) for k, v in sorted(scores.items())}
 
 
 def is_stale(prediction: str, q: Question) -> bool:
