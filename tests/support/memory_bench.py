@@ -202,6 +202,31 @@ def f1_by_category(rows: Iterable[tuple[str, Question]]) -> dict[str, Any]:
     return {k: round(sum(v) / len(v), 3) for k, v in sorted(scores.items())}
 
 
+JUDGE_SYSTEM = (
+    "You grade an answer to a question about a conversation against the gold answer. The "
+    "answer is CORRECT when it names the same thing as the gold answer (wording, detail and "
+    "the way a date is written may differ), WRONG otherwise. Reply with one word."
+)
+
+
+def judge_messages(question: str, gold: str, answer: str) -> list[dict[str, str]]:
+    """The LLM judge's request for one answer (LoCoMo's J score, when a judge is given)."""
+    return [
+        {"role": "system", "content": JUDGE_SYSTEM},
+        {
+            "role": "user",
+            "content": f"Question: {question}\nGold answer: {gold}\nAnswer: {answer}\n"
+            "CORRECT or WRONG?",
+        },
+    ]
+
+
+def judged_correct(reply: str) -> bool:
+    """A judge's reply read strictly: CORRECT said, WRONG not (anything else is wrong)."""
+    said = reply.upper()
+    return "CORRECT" in said and "WRONG" not in said and "INCORRECT" not in said
+
+
 def is_stale(prediction: str, q: Question) -> bool:
     """The prediction gives a superseded answer and not the current one."""
     return (
