@@ -22,7 +22,8 @@ Invariants:
   change; never a pinned fact, one a candidate of the event resolved to or the event wrote,
   or one that began after the event; not at all without ``policy.retire_ended``. Under
   ``newer_wins`` a candidate that resolves to a fact its event so ends supersedes it, even
-  as a link ("Traded in the Civic, I'm driving a Tesla now").
+  as a link ("Traded in the Civic, I'm driving a Tesla now"); a candidate unsure of being
+  its attribute does not hold it: the fact retires and the candidate is created.
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
 - Nothing grows without bound in a decision: source ids and conflict members are windows
@@ -41,6 +42,8 @@ from processors.adjudication_outcomes import (
     conflict,
     history,
     possible_same,
+    retirable,
+    retire,
     retire_ended,
     supersede,
 )
@@ -60,7 +63,6 @@ from processors.adjudication_work import Work, new_fact, reinforce
 from processors.newer_value import about_other_entities, replaces
 from processors.normalize import canonical_value, statement_equal
 from processors.resolution import Match, linked, resolve
-from processors.retirement import retires
 from processors.retirement_reading import read
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
@@ -178,6 +180,12 @@ def _fact(
     match = _resolve_target(work, cand, policy)
     if match is not None:
         work.targeted.add(match.fact.id)
+        if match.how == "unsure" and retirable(work, event, match.fact):
+            # The message itself ends the known value ("Lorae Jonis did not receive any
+            # awards in 2021"): it retires, and the candidate is a fact of its own, not one
+            # of an unsure pair with a value no longer held.
+            retire(work, event, match.fact, now)
+            match = None
     if match is not None and match.how == "unsure":
         possible_same(work, event, index, cand, match.fact, now)
         return
@@ -221,7 +229,7 @@ def _fact(
     newer = supersedes or _newer_wins(work, event, cand, target, match, policy)
     # The message ends or denies the known value itself ("Traded in the Civic, I'm driving a
     # Tesla now"): under newer_wins its candidate replaces it, linked or not.
-    newer = newer or (policy.newer_wins and retires(work.reading, target))
+    newer = newer or (policy.newer_wins and retirable(work, event, target))
     if target.pinned or not newer:
         conflict(work, event, index, cand, target, value, now)
         return

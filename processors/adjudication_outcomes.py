@@ -154,22 +154,28 @@ def _contend(
 
 
 def retire_ended(work: Work, event: RawEvent, now: datetime) -> None:
-    """Retire every active fact the event ends or denies (``processors.retirement``) that no
-    candidate of the event resolved to and the event did not write: ``superseded``, reason
-    ``event``, no successor, valid until the event. A late event retires nothing that began
-    after it."""
+    """Retire every active fact the event ends or denies that no candidate of the event
+    resolved to (``retirable``)."""
     for fact in list(work.active.values()):
-        if (
-            fact.id in work.targeted
-            or fact.id in work.writes
-            or event.event_id in fact.source_event_ids
-            or event.occurred_at < fact.valid_from
-            or not retires(work.reading, fact)
-        ):
-            continue
-        retired = _retired(fact, event, None, now)
-        work.write(retired)
-        work.changes.append(Change("superseded", retired, fact))
+        if fact.id not in work.targeted and retirable(work, event, fact):
+            retire(work, event, fact, now)
+
+
+def retirable(work: Work, event: RawEvent, fact: Fact) -> bool:
+    """Whether the event ends or denies ``fact`` (``processors.retirement``): not a fact the
+    event wrote or already sourced, nor one that began after it (a late event)."""
+    return not (
+        fact.id in work.writes
+        or event.event_id in fact.source_event_ids
+        or event.occurred_at < fact.valid_from
+    ) and retires(work.reading, fact)
+
+
+def retire(work: Work, event: RawEvent, fact: Fact, now: datetime) -> None:
+    """``fact`` superseded by the event with no successor, valid until it: one change."""
+    retired = _retired(fact, event, None, now)
+    work.write(retired)
+    work.changes.append(Change("superseded", retired, fact))
 
 
 def _retired(fact: Fact, event: RawEvent, by: str | None, now: datetime) -> Fact:

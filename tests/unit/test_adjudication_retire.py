@@ -10,10 +10,11 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.adjudication import Candidate, SubjectState
+from processors.adjudication import Candidate, Policy, SubjectState
 from schemas.facts import ExtractedFact
 from tests.support.adjudication import (
     POLICY,
+    at_distance,
     basis,
     event,
     fact,
@@ -24,6 +25,7 @@ from tests.support.adjudication import (
 )
 
 NEWER = replace(POLICY, newer_wins=True)
+UNSURE = Policy(semantic_threshold=0.1, unsure_create=0.3, unsure_supersede=0.5)
 
 
 def test_an_ended_value_retires_with_no_successor() -> None:
@@ -111,3 +113,21 @@ def test_one_event_retires_every_value_it_ends_each_once(n: int) -> None:
     assert sorted(f.id for f in d.fact_writes) == sorted(fid("e0", i) for i in ended)
     assert len(d.changes) == len(ended)
     assert len(after.active) == n - len(ended)
+
+
+def test_an_unsure_pair_does_not_hold_a_value_its_message_ends() -> None:
+    """ "I don't live in Paris anymore": a candidate only unsure of being the same attribute
+    would open a possible_same_attribute set with the ended fact; the fact retires and the
+    candidate is created instead, under either policy."""
+    paris, state = seeded({"value": "Paris"}, predicate="residence_city")
+    state = replace(state, attribute_vectors={"residence_city": basis(0)})
+    mid = at_distance(0, 1, 0.4)
+    cand = fact("living_situation", {"value": "with parents"}, "supersede", attr=mid)
+    for policy in (UNSURE, replace(UNSURE, newer_wins=True)):
+        ended = event("e1", 2, content="I don't live in Paris anymore, back with my parents.")
+        d, after = run(ended, [cand], state, policy)
+        assert d.outcomes == ("created",)
+        assert [f.id for f in d.fact_writes if f.status == "superseded"] == [paris.id]
+        assert after.open_conflicts == ()
+        plain = event("e1", 2, content="Living with my parents for now.")
+        assert run(plain, [cand], state, policy)[0].outcomes == ("flagged",)
