@@ -151,18 +151,22 @@ def _session_start(raw: object, fallback: dt.datetime) -> dt.datetime:
     return when.replace(tzinfo=dt.UTC)
 
 
-def locomo(samples: Sequence[dict[str, Any]], conversation: int = 0) -> Benchmark:
+def locomo(
+    samples: Sequence[dict[str, Any]], conversation: int = 0, sessions: int | None = None
+) -> Benchmark:
     """One LoCoMo conversation as one subject's history: every turn an event, in session
     order, at its session's date plus one minute per turn, its content ``<speaker>: <text>``
     (and the caption of a shared photo, as the dataset gives it); every question of
-    categories 1-4 with its answer (category 5, adversarial, has none and is left out)."""
+    categories 1-4 with its answer (category 5, adversarial, has none and is left out).
+    With ``sessions``, only the first that many sessions, and only the questions whose
+    evidence turns all lie in them."""
     sample = samples[conversation]
     subject = f"locomo-{sample['sample_id']}"
     conv = sample["conversation"]
     events: list[dict[str, Any]] = []
     when = START
     n = 1
-    while isinstance(conv.get(f"session_{n}"), list):
+    while isinstance(conv.get(f"session_{n}"), list) and (sessions is None or n <= sessions):
         when = _session_start(conv.get(f"session_{n}_date_time"), when + dt.timedelta(days=1))
         for i, turn in enumerate(conv[f"session_{n}"]):
             text = f"{turn['speaker']}: {turn['text']}"
@@ -175,7 +179,9 @@ def locomo(samples: Sequence[dict[str, Any]], conversation: int = 0) -> Benchmar
     qs = tuple(
         Question(f"{subject}:q{i}", subject, qa["question"], (str(qa["answer"]),), (), cat)
         for i, qa in enumerate(sample["qa"])
-        if (cat := int(qa.get("category", 0))) in (1, 2, 3, 4) and "answer" in qa
+        if (cat := int(qa.get("category", 0))) in (1, 2, 3, 4)
+        and "answer" in qa
+        and (sessions is None or _evidence_within(qa.get("evidence"), sessions))
     )
     return Benchmark("locomo", tuple(events), qs)
 
@@ -189,6 +195,20 @@ def first_per_category(questions: Sequence[Question], n: int) -> tuple[Question,
         if seen[q.category] <= n:
             out.append(q)
     return tuple(out)
+
+
+_EVIDENCE = re.compile(r"D(\d+):")
+
+
+def _evidence_within(evidence: object, sessions: int) -> bool:
+    """Whether a question's evidence turns ("D3:12") name some session, all up to
+    ``sessions``."""
+    found = [
+        int(m)
+        for e in (evidence if isinstance(evidence, list) else [])
+        for m in _EVIDENCE.findall(str(e))
+    ]
+    return bool(found) and max(found) <= sessions
 
 
 def f1_by_category(rows: Iterable[tuple[str, Question]]) -> dict[str, Any]:

@@ -77,3 +77,31 @@ def test_f1_by_category_is_the_mean_of_each_questions_f1(
         mine = [f for f, (_p, q) in zip(f1s, qs, strict=True) if q.category == c]
         assert abs(out[str(c)] - sum(mine) / len(mine)) <= 0.0005
     assert set(out) == {"all"} | {str(q.category) for _p, q in qs}
+
+
+@given(
+    sessions=st.lists(st.lists(turn, min_size=1, max_size=3), min_size=1, max_size=4),
+    cut=st.integers(1, 4),
+    evidence=st.lists(st.lists(st.integers(1, 5), max_size=3), max_size=8),
+)
+def test_a_session_subset_keeps_its_turns_and_the_questions_it_answers(
+    sessions: list[list[dict[str, Any]]], cut: int, evidence: list[list[int]]
+) -> None:
+    qas = [
+        {"question": f"q{i}", "answer": "a", "category": 1, "evidence": [f"D{n}:1" for n in ev]}
+        for i, ev in enumerate(evidence)
+    ]
+    bench = mb.locomo([_sample(sessions, qas)], 0, cut)
+    assert len(bench.events) == sum(len(s) for s in sessions[:cut])
+    kept = [f"q{i}" for i, ev in enumerate(evidence) if ev and max(ev) <= cut]
+    assert [q.text for q in bench.questions] == kept
+
+
+@given(reply=st.text(max_size=30))
+def test_a_judge_reply_is_correct_only_when_it_says_so_alone(reply: str) -> None:
+    said = reply.upper()
+    expected = "CORRECT" in said and "WRONG" not in said and "INCORRECT" not in said
+    assert mb.judged_correct(reply) is expected
+    assert mb.judged_correct("CORRECT") and not mb.judged_correct("incorrect")
+    (system, user) = mb.judge_messages("When?", "7 May 2023", reply)
+    assert system["role"] == "system" and "7 May 2023" in user["content"]
