@@ -92,7 +92,7 @@ _REACH = 2  # the object's first two words after the fillers
 # plain ending, in the sentence that says the value. "left" and "used to" also mean
 # departed and accustomed ("I left Lisbon on Friday for a conference", "I'm used to Berlin").
 _AMBIGUOUS = frozenset({("left",), ("leaving",), ("used", "to")})
-_NEGATIONS = frozenset({"not", "never", "t", "almost", "nearly", "barely", "hardly"})
+NEGATIONS = frozenset({"not", "never", "t", "almost", "nearly", "barely", "hardly"})
 FIRST_PERSON = frozenset({"i", "we"})
 # Someone else as the one a sentence is about ("My husband quit Google", "My daughter turned
 # 6 years old today!"): shared with processors.quantity.
@@ -105,12 +105,12 @@ SOMEONE_ELSE = frozenset(
 )
 # A sentence ends at . ! ? ; or a line break, but not inside "12.5": shared with
 # processors.quantity.
-_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?=\S))+")
+SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?=\S))+")
 
 
 def sentences(text: str) -> list[str]:
-    """The text's sentences (``_SENTENCE``)."""
-    return _SENTENCE.findall(text)
+    """The text's sentences (``SENTENCE``)."""
+    return SENTENCE.findall(text)
 
 
 # Suffixes cut from a word of six letters or more, longest first, leaving four or more.
@@ -164,29 +164,27 @@ def _ended(words: list[str], strict: bool) -> set[int]:
         for cue in ENDINGS:
             if tuple(words[start : start + len(cue)]) != cue:
                 continue
-            if strict and (cue in _AMBIGUOUS or not plain(words, start, before)):
+            if strict and (cue in _AMBIGUOUS or not _plain(words, start, before)):
                 continue
-            ended.update(reach(words, start + len(cue)))
+            ended.update(_object(words, start + len(cue)))
     return ended
 
 
-def plain(words: list[str], start: int, before: set[str]) -> bool:
+def _plain(words: list[str], start: int, before: set[str]) -> bool:
     """Whether the verb at ``start`` is the user's own plain statement: not negated right
     before it, and not someone else's without "I"/"we" before it."""
     return not (
-        set(words[max(0, start - 2) : start]) & _NEGATIONS
+        set(words[max(0, start - 2) : start]) & NEGATIONS
         or (before & SOMEONE_ELSE and not before & FIRST_PERSON)
     )
 
 
-def reach(
-    words: list[str], i: int, n: int = _REACH, skip: frozenset[str] = OBJECT_FILLER
-) -> list[int]:
-    """The positions of the first ``n`` words from ``i`` on, ``skip`` words skipped: what a
+def _object(words: list[str], i: int) -> list[int]:
+    """The positions of the first ``_REACH`` words from ``i`` on, fillers skipped: what a
     verb at ``i`` ends or switches to ("gave up on my old Arch", "switched to the Chicago")."""
     out: list[int] = []
-    while i < len(words) and len(out) < n:
-        if words[i] not in skip:
+    while i < len(words) and len(out) < _REACH:
+        if words[i] not in OBJECT_FILLER:
             out.append(i)
         i += 1
     return out
@@ -223,7 +221,7 @@ def switches(text: str, value: Any) -> bool:
         for part in sentences(text):
             words = word_list(part)
             for i in _switched_to(words):
-                for j in reach(words, i):
+                for j in _object(words, i):
                     word = words[j]
                     # A short word is the value only when it is the whole value ("Vim", not
                     # the "new" of "New York").
@@ -243,7 +241,7 @@ def _switched_to(words: list[str]) -> list[int]:
     for start, word in enumerate(words):
         if start:
             before.add(words[start - 1])
-        if before & NOT_DONE or not plain(words, start, before):
+        if before & NOT_DONE or not _plain(words, start, before):
             continue
         if word in _SWITCHED:
             first = start + 1

@@ -70,7 +70,7 @@ from processors.normalize import canonical_value, normalize_text
 from processors.resolution import handle
 from schemas.facts import ExtractedFact, Fact
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty"
@@ -85,7 +85,7 @@ _STOP = frozenset(
 
 def _words(text: str) -> set[str]:
     out = set()
-    for w in _WORD.findall(text.casefold()):
+    for w in WORD.findall(text.casefold()):
         out.add(_NUMBERS.get(w, w))
     return out
 
@@ -109,7 +109,7 @@ def value_words(value: Any) -> set[str]:
 
 def word_list(text: str) -> list[str]:
     """The text's words in order, casefolded, number words one to twenty as digits."""
-    return [_NUMBERS.get(w, w) for w in _WORD.findall(text.casefold())]
+    return [_NUMBERS.get(w, w) for w in WORD.findall(text.casefold())]
 
 
 def _value_words(value: Any) -> set[str]:

@@ -54,7 +54,7 @@ from __future__ import annotations
 from typing import Any
 
 from processors.about import named_in
-from processors.ending import OBJECT_FILLER, stem
+from processors.ending import NEGATIONS, OBJECT_FILLER, stem
 from processors.grounding import leaves, value_words, word_list
 from processors.retirement_reading import (
     Reading,
@@ -64,13 +64,9 @@ from processors.retirement_reading import (
     owned_cues,
     read,
     span_end,
+    word_set,
 )
 from schemas.facts import ExtractedFact, Fact
-
-
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
 
 # Done endings: the state is over ("selling", "quitting", "left" and "replaced" may not be).
 _DONE = tuple(
@@ -93,9 +89,8 @@ _DONE = tuple(
         "stopped",
     )
 )
-_NEGATIONS = _set("not never t almost nearly barely hardly")
 # Verbs of having, doing or being something durable: what a denial of a fact says.
-_STATE_VERBS = _set(
+_STATE_VERBS = word_set(
     "have has had own owns owned drive drives drove driven use uses used live lives lived "
     "work works worked attend attends attended study studies studied play plays played "
     "teach teaches taught speak speaks spoke spoken receive receives received win wins won "
@@ -104,18 +99,18 @@ _STATE_VERBS = _set(
     "feature features featured exhibit exhibits exhibited join joins joined eat eats ate "
     "belong belongs belonged hold holds held run runs ran"
 )
-_COPULA = _set("m am is are re s was were isn aren wasn weren")
+_COPULA = word_set("m am is are re s was were isn aren wasn weren")
 # Words that join two things: a value holding one is not one phrase.
-_JOINS = _set("at in for with of from and or by on as to but plus")
+_JOINS = word_set("at in for with of from and or by on as to but plus")
 # An attribute of the past: an ending confirms it.
-_PAST = _set("former previous prior past ex old formerly")
-_DENIAL_FILLER = OBJECT_FILLER | _set("any such")
-_AUXILIARIES = _set(
+_PAST = word_set("former previous prior past ex old formerly")
+_DENIAL_FILLER = OBJECT_FILLER | word_set("any such")
+_AUXILIARIES = word_set(
     "been have has had having does did done doing being was were are is am would should could"
 )
-_STOP = _set("that this with from their there they them have into about also than then some")
+_STOP = word_set("that this with from their there they them have into about also than then some")
 # A denial of a statement that names a scope denies the scope, not the fact.
-_SCOPED = _set(
+_SCOPED = word_set(
     "weekend weekends week today tonight summer winter sometimes often much every usually "
     "until during while lately yet always anymore"
 )
@@ -186,7 +181,7 @@ def _retired_at(s: Sentence, owner: str | None, hits: set[int], scope: frozenset
         denial = True
         if word == "never" or word in ("not", "t"):
             at = _after_verb(s, start, anymore=word != "never")
-        elif set(words[max(0, start - 2) : start]) & _NEGATIONS:
+        elif set(words[max(0, start - 2) : start]) & NEGATIONS:
             continue  # "I never sold the Golf", "never no longer"
         elif words[start : start + 2] == ("no", "longer"):
             at = _object(words, start + 2, skip_verb=True)
@@ -254,7 +249,7 @@ def denies_statement(message: Reading, fact: Fact, owner: str | None) -> bool:
     ):
         return False  # a value said in words is denied by its words (``_value_retired``)
     said = word_list(statement[:_SCAN])
-    if set(said) & _NEGATIONS:
+    if set(said) & NEGATIONS:
         return False
     skip = set(word_list(owner or "")) | _STOP | {"the", "user", "s"}
     main = next((i for i, w in enumerate(said) if w not in skip and w not in _AUXILIARIES), None)

@@ -21,47 +21,44 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from processors.about import named_in
-from processors.ending import FIRST_PERSON, NOT_DONE, SOMEONE_ELSE, stem
-from processors.grounding import word_list
+from processors.ending import FIRST_PERSON, NOT_DONE, SENTENCE, SOMEONE_ELSE, stem
+from processors.grounding import WORD, word_list
 
 
-def _set(words: str) -> frozenset[str]:
+def word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-# The tokens of ``processors.grounding.word_list``, with their places in the text.
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_SENTENCE = re.compile(r"(?:[^.!?;\n]|[.!?;](?=\S))+")
 _BREAK = re.compile(r"[,;:()\[\]\"\u201c\u201d\u2013\u2014]|\s-\s")
 _QUOTES = re.compile(r"[\"\u201c\u201d]")
-_NOT_YET = _set(
+_NOT_YET = word_set(
     "to gonna wanna going about may must once hope hoping trying tried try can cannot after "
     "before when whenever until unless whether refuse plan plans planning need needs decide "
     "deciding soon wish supposed"
 )
-_REPORT = _set(
+_REPORT = word_set(
     "said say says saying think thinks thought heard hear hears told tell tells telling believe "
     "believes claim claims claimed rumor rumour true false know knows found guess assume "
     "assumes pretend pretended joke joking joked dream dreamt dreamed imagine lie lied lying "
     "kidding sure apparently supposedly"
 )
 # Between the owner and the cue: auxiliaries and adverbs only ("I've finally sold").
-_BETWEEN = _set(
+_BETWEEN = word_set(
     "just finally recently already also really actually officially eventually basically "
     "totally completely have ve has had d did do does don didn doesn haven hasn t not never "
     "m am is was are re s"
 )
 # A clause may go on after the value with these ("Sold the Golf and I feel great").
-_CLOSERS = _set("now either too already instead but and so because anyway though")
+_CLOSERS = word_set("now either too already instead but and so because anyway though")
 # A time now past, after a done ending ("sold the Golf last week", "quit Google in March").
-_PAST_TIME = _set("yesterday recently earlier ago today")
-_PERIODS = _set(
+_PAST_TIME = word_set("yesterday recently earlier ago today")
+_PERIODS = word_set(
     "week weekend month year summer winter spring autumn fall night time while "
     "january february march april may june july august september october november december"
 )
-_UNITS = _set("day days week weeks month months year years while")
+_UNITS = word_set("day days week weeks month months year years while")
 # Words that may open a sentence whose subject is left out ("Finally sold the Golf").
-_OPENERS = _set("just finally also so well update ok okay oh and but then")
+_OPENERS = word_set("just finally also so well update ok okay oh and but then")
 
 
 @dataclass(frozen=True)
@@ -77,9 +74,9 @@ class Sentence:
 def sentences(text: str) -> tuple[Sentence, ...]:
     """The text's sentences, read (module docstring)."""
     out = []
-    for m in _SENTENCE.finditer(text):
+    for m in SENTENCE.finditer(text):
         part = m.group(0)
-        tokens = list(_TOKEN.finditer(part))
+        tokens = list(WORD.finditer(part))
         words = tuple(w for t in tokens for w in word_list(t.group(0))[:1])
         if len(words) != len(tokens):  # a token word_list reads otherwise: read as nothing
             continue
