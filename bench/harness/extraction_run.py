@@ -226,7 +226,8 @@ def run(args: Any) -> dict[str, Any]:
         worker.stop()
         facts = rows(
             s,
-            "SELECT id, predicate, value, statement, status, source_event_ids, supersedes_id"
+            "SELECT id, predicate, value, statement, status, source_event_ids, supersedes_id,"
+            " valid_to, superseded_reason, superseded_by"
             " FROM facts WHERE project_id = %s",
             (PROJECT,),
         )

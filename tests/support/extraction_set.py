@@ -14,6 +14,10 @@ Invariants:
   A fact of a turn that retired another (``supersedes_id``) counts as a retirement, and as
   ``retired_unasked`` when none of the turn's labelled updates names the retired fact's old
   value: what precision and recall cannot see (a true fact lost to a wrong change).
+- A fact the turn itself retired, with no successor (``superseded_reason`` "event",
+  ``valid_to`` the turn's time: "Sold the Golf. I cycle to work now.") counts the same way;
+  a labelled update is caught by it when the turn also stored the new value as a fact that
+  is not held in a conflict, and counted apart as well (``updates_caught_by_retirement``).
 """
 
 from __future__ import annotations
@@ -139,6 +143,8 @@ class Stored:
     status: str
     sources: tuple[str, ...]
     supersedes_id: str | None
+    # When the message of a turn retired it with no successor (the turn's time), else None.
+    retired_at: datetime | None = None
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> Stored:
@@ -152,6 +158,9 @@ class Stored:
             status=str(row["status"]),
             sources=tuple(row.get("source_event_ids") or ()),
             supersedes_id=row.get("supersedes_id"),
+            retired_at=row.get("valid_to")
+            if row.get("superseded_reason") == "event" and not row.get("superseded_by")
+            else None,
         )
 
     def matches(self, gold: Gold, value: Sequence[str] | None = None) -> bool:
@@ -172,6 +181,7 @@ class Score:
     updates: int = 0
     updates_caught: int = 0
     updates_missed: list[dict[str, Any]] = field(default_factory=list)
+    updates_caught_by_retirement: int = 0
     # Facts retired by a fact of these turns where no labelled update retires them: a true
     # fact lost (or a change the labels do not ask for), which precision and recall miss.
     retirements: int = 0
@@ -194,6 +204,7 @@ class Score:
             "false_positive_count": len(self.false_positives),
             "updates": self.updates,
             "updates_caught_count": self.updates_caught,
+            "updates_caught_by_retirement": self.updates_caught_by_retirement,
             "false_positives": self.false_positives,
             "missed": self.missed,
             "updates_missed": self.updates_missed,
@@ -203,14 +214,27 @@ class Score:
         }
 
 
+# A fact waiting in a conflict (or refused) is not the current value.
+_HELD = ("candidate", "rejected")
+
+
 def score(conversations: Sequence[Conversation], rows: Iterable[Mapping[str, Any]]) -> Score:
     """Precision and recall of the stored facts, and the updates caught (module docstring)."""
     facts = [Stored.of(r) for r in rows if r["status"] != "rejected"]
     by_id = {f.id: f for f in facts}
     out = Score()
     for conv in conversations:
+        own = {t.event_id for t in conv.turns}
         for turn in conv.turns:
             mine = [f for f in facts if turn.event_id in f.sources]
+            # Facts of this conversation its turn retired outright (no successor).
+            ended = [
+                f
+                for f in facts
+                if f.retired_at is not None
+                and f.retired_at == turn.occurred_at
+                and own.intersection(f.sources)
+            ]
             out.stored += len(mine)
             out.required += len(turn.store)
             for gold in turn.store:
@@ -242,8 +266,13 @@ def score(conversations: Sequence[Conversation], rows: Iterable[Mapping[str, Any
                     and by_id[f.supersedes_id].matches(gold, gold.old)
                     for f in mine
                 )
-                if caught:
+                by_retirement = not caught and (
+                    any(f.matches(gold) and f.status not in _HELD for f in mine)
+                    and any(old.matches(gold, gold.old) for old in ended)
+                )
+                if caught or by_retirement:
                     out.updates_caught += 1
+                    out.updates_caught_by_retirement += by_retirement
                 else:
                     out.updates_missed.append(
                         {
@@ -254,17 +283,19 @@ def score(conversations: Sequence[Conversation], rows: Iterable[Mapping[str, Any
                             "stored": [(f.predicate, f.value_text, f.status) for f in mine],
                         }
                     )
-            for f in mine:
-                old = by_id.get(f.supersedes_id or "")
-                if old is None or f.sources[:1] != (turn.event_id,):
-                    continue  # counted once, at the turn that wrote it
+            retired = [
+                (by_id[f.supersedes_id], f)
+                for f in mine
+                if f.supersedes_id in by_id and f.sources[:1] == (turn.event_id,)
+            ]  # a successor is counted once, at the turn that wrote it
+            for old, by in [*retired, *((f, None) for f in ended)]:
                 out.retirements += 1
                 if not any(old.matches(g, g.old) for g in turn.updates):
                     out.retired_unasked.append(
                         {
                             "event": turn.event_id,
                             "retired": (old.predicate, old.value_text),
-                            "by": (f.predicate, f.value_text),
+                            "by": (by.predicate, by.value_text) if by else "the message",
                         }
                     )
     return out

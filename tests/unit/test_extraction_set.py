@@ -56,3 +56,39 @@ def test_a_retirement_no_labelled_update_asks_for_is_reported_once() -> None:
             "by": ("occupation", "startup"),
         }
     ]
+
+
+def _retired(row: dict[str, Any], at: object) -> dict[str, Any]:
+    return {**row, "status": "superseded", "superseded_reason": "event", "valid_to": at}
+
+
+def test_an_update_is_caught_by_a_retirement_only_with_the_new_value_current() -> None:
+    marek = next(c for c in xs.load() if c.id == "marek")
+    first, sold = marek.turns[0], marek.turns[2]  # "Sold the Golf. I cycle to work now."
+    golf = _row("a", "car", "2012 VW Golf", first.event_id)
+    cycling = _row("b", "commute", "cycling", sold.event_id)
+    caught = xs.score([marek], [_retired(golf, sold.occurred_at), cycling]).as_dict()
+    assert (caught["updates_caught_count"], caught["updates_caught_by_retirement"]) == (1, 1)
+    assert caught["retirements"] == 1 and caught["retired_unasked"] == []
+    # The new value held in a conflict, the Golf retired by another turn, or not retired.
+    for rows in (
+        [_retired(golf, sold.occurred_at), {**cycling, "status": "candidate"}],
+        [_retired(golf, first.occurred_at), cycling],
+        [{**golf, "status": "superseded", "valid_to": sold.occurred_at}, cycling],
+    ):
+        missed = xs.score([marek], rows).as_dict()
+        assert missed["updates_caught_count"] == missed["updates_caught_by_retirement"] == 0
+
+
+def test_a_retirement_by_the_message_no_update_asks_for_is_reported() -> None:
+    marek = next(c for c in xs.load() if c.id == "marek")
+    first, sold = marek.turns[0], marek.turns[2]
+    rows = [
+        _row("a", "car", "2012 VW Golf", first.event_id),
+        _retired(_row("c", "oil_change", "monthly", first.event_id), sold.occurred_at),
+    ]
+    scored = xs.score([marek], rows).as_dict()
+    assert scored["retirements"] == 1
+    assert scored["retired_unasked"] == [
+        {"event": sold.event_id, "retired": ("oil_change", "monthly"), "by": "the message"}
+    ]
