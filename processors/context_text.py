@@ -14,7 +14,9 @@ same predicate) and only counts the others; a set's line names at most ``CONTEND
 contenders, the newest, and counts the rest, so a set that grows does not grow its line.
 The JSON keeps them all. A contender is shown with its statement (bounded), and with its
 own predicate when that is not the set's (an unsure pair: ``jonn_coal_founder`` flagged
-against ``jonn_coal_occupation``), so no value is read as another attribute's.
+against ``jonn_coal_occupation``), so no value is read as another attribute's. An event's
+relative times carry the date they meant when it was said ("yesterday (7 May 2023)",
+``processors.relative_time.annotated``): the reader of a quote does not know its "today".
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from datetime import datetime
 
 import orjson
 
+from processors.relative_time import annotated
 from schemas.api import ConflictReview, ContextEvent, ContextFact
 from schemas.facts import Fact
 
@@ -131,7 +134,8 @@ def render_text(
         # sorted() is stable: events of the same instant keep their rank order.
         for e in sorted(current, key=lambda e: e.occurred_at):
             who = f"{e.role}: " if e.role else ""
-            lines.append(f"- {_day(e.occurred_at)} {who}{one_line(e.content)}")
+            said = annotated(e.content, e.occurred_at)
+            lines.append(f"- {_day(e.occurred_at)} {who}{one_line(said)}")
     # What they said was replaced by newer facts, or said again later: spelled out, a small
     # model answers the older statement as readily as the newer (bench/README.md, Letta and
     # FactConsolidation).

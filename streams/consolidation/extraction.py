@@ -30,6 +30,8 @@ Invariants:
   A predicate prefixed
   by a name the subject goes by (``sarah_occupation``: ``processors.about``) is the
   subject's own.
+- A kept candidate's relative times ("yesterday", "last year") are rewritten into the dates
+  they meant at the event's time (``processors.relative_time.anchored_fact``).
 - An event answered with nothing by a prompt that listed no facts, while its subject has some
   and the message speaks of a change, is asked once more with the link step's facts listed
   (``kind="again"``); the link step (``processors.attribute_link``) then runs for every event
@@ -63,6 +65,7 @@ from processors.grounding import (
     is_echo,
 )
 from processors.quantity import restated
+from processors.relative_time import anchored_fact
 from processors.resolution import handle
 from processors.retirement import from_denial
 from processors.third_party import from_third_party
@@ -360,7 +363,8 @@ class ExtractionStage:
             elif from_examples(c, job.event.content):
                 reason = "example"
             else:
-                kept.append(c)
+                # "yesterday" kept for a year names the wrong day: the date it meant.
+                kept.append(anchored_fact(c, job.event.occurred_at))
                 continue
             self.metrics.inc("consolidator_candidates_rejected_total", reason=reason)
             log.info("event %s: dropped a candidate (%s)", job.event.event_id, reason)
