@@ -23,7 +23,8 @@ Invariants:
   day", "a few weeks ago", "on Monday").
 - A phrase that does not name a time of the speaker's is left alone: after "the", "of" or a
   possessive ("the last week of June", "during the last year", "last year's model"), or
-  before "'s" or "of".
+  before "'s" or "of"; in quotes or capitalised inside a sentence, a title ("'Yesterday' by
+  the Beatles", "we watched Last Night").
 - ``anchored`` is idempotent and its output holds none of the phrases it rewrites; a
   preposition already before the phrase ("since yesterday", "until next week") is not
   doubled ("since 7 May 2023"). ``annotated`` adds only a parenthesis after each phrase.
@@ -119,6 +120,10 @@ _PREPOSITIONS = frozenset(
 )
 _WORD_BEFORE = re.compile(r"([A-Za-z']+)\W*$")
 _BACK = 40
+_SUBJECT = re.compile(r"\s+(?:is|was|will|has|had|would|marks|seems|seemed)\b", re.IGNORECASE)
+_QUOTES = frozenset("\"'\u2018\u201c\u00ab")
+# What may stand right before a capitalised phrase that starts a sentence or a clause.
+_OPENERS = frozenset(["", ".", "!", "?", ":", ";", "-", "\u2014", "(", "\n"])
 
 
 def _day(d: date) -> str:
@@ -205,17 +210,32 @@ def _rewrite(text: object, at: object, make: Callable[[re.Match[str], str, str, 
         after = head[m.end() : m.end() + 4].lower()
         if word in _NOT_MINE or word.endswith("'s") or after.startswith(("'s", " of")):
             continue
+        if _title(head, m):
+            continue
         meaning = _meaning(m, d)
         if meaning is None:
             continue
         prep, when = meaning
         out.append(head[last : m.start()])
-        out.append(make(m, "" if word in _PREPOSITIONS else prep, when, head))
+        # A preposition already there, or the phrase as the subject ("Today is my
+        # birthday"), takes the time bare.
+        bare = word in _PREPOSITIONS or _SUBJECT.match(head, m.end()) is not None
+        out.append(make(m, "" if bare else prep, when, head))
         last = m.end()
     if not out:
         return text
     out.append(head[last:])
     return "".join(out) + tail
+
+
+def _title(text: str, m: re.Match[str]) -> bool:
+    """A phrase in quotes, or capitalised inside a sentence: a title ("'Yesterday' by the
+    Beatles", "I watched Last Night"), not a time."""
+    lead = text[max(0, m.start() - _BACK) : m.start()].rstrip()[-1:]
+    if lead in _QUOTES:
+        return True
+    first = next((c for c in m.group(0) if c.isalpha()), "")
+    return first.isupper() and lead not in _OPENERS
 
 
 def _replaced(m: re.Match[str], prep: str, when: str, text: str) -> str:

@@ -164,3 +164,20 @@ def test_a_value_that_is_the_phrase_becomes_the_date_and_a_long_statement_is_kep
     long = _fact("a" * 4086 + " last week", "x")  # rewritten, it would pass 4,096 characters
     assert rt.anchored_fact(long, at) is long
     assert rt.anchored_fact(long, "not a time") is long
+
+
+@given(PHRASES, instants, st.sampled_from(["'", '"', "\u201c"]))
+def test_a_title_in_quotes_or_capitalised_mid_sentence_is_not_a_time(
+    phrase: str, at: datetime, quote: str
+) -> None:
+    titled = phrase.title()
+    for text in (f"I keep humming {quote}{phrase}{quote} all week", f"We watched {titled} again"):
+        assert rt.anchored(text, at) == text
+
+
+def test_a_phrase_as_the_subject_takes_the_time_bare() -> None:
+    at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert rt.anchored("Today is my birthday.", at) == "8 May 2023 is my birthday."
+    assert rt.anchored("Last year was hard. Yesterday I ran.", at) == (
+        "2022 was hard. On 7 May 2023 I ran."
+    )
