@@ -53,6 +53,8 @@ from processors.extraction_prompts import (
     RESPONSE_FORMAT,
     RESPONSE_FORMAT_NAME,
     RESPONSE_JSON_SCHEMA,
+    SECOND_LOOK_EXAMPLES,
+    SECOND_LOOK_SYSTEM_PROMPT,
     SUBJECT_HEADER,
     SYSTEM_PROMPT,
 )
@@ -150,6 +152,12 @@ def _chat(system: str, examples: Sequence[tuple[str, str]], user: str) -> list[d
 def build_prompt(event: RawEvent, active: Sequence[Fact]) -> list[dict[str, str]]:
     """Chat messages (system, worked examples, request) asking for ``event``'s candidates."""
     return _chat(SYSTEM_PROMPT, EXAMPLES, f"{_facts_block(active)}\n{_event_block(event)}")
+
+
+def build_second_look_prompt(event: RawEvent) -> list[dict[str, str]]:
+    """Chat messages asking again, with the short prompt and no facts, for the candidates of
+    a message about someone else that the first prompt answered with nothing."""
+    return _chat(SECOND_LOOK_SYSTEM_PROMPT, SECOND_LOOK_EXAMPLES, _event_block(event))
 
 
 def build_batch_prompt(events: Sequence[RawEvent], active: Sequence[Fact]) -> list[dict[str, str]]:

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # new name changes (processors.attribute_link), among the subject's facts that fit
     # extraction_link_tokens (chosen as for the prompt). Unset: on with a real provider.
     extraction_linking: bool | None = None
+    # A message about someone else that the extraction prompt answered with nothing is asked
+    # once more with a short prompt (streams.consolidation.extraction, bench/README.md).
+    extraction_second_look: bool = True
     extraction_link_tokens: int = Field(default=400, ge=0, le=1_000_000)
     # How a structured answer is asked for (extractor and judges; processors.jsontext):
     # "json_schema", "json_object" (the schema sent alongside, as llama.cpp servers read it),

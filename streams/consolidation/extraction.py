@@ -35,7 +35,10 @@ Invariants:
 - An event answered with nothing by a prompt that listed no facts, while its subject has some
   and the message speaks of a change, is asked once more with the link step's facts listed
   (``kind="again"``); the link step (``processors.attribute_link``) then runs for every event
-  with a candidate under a name the subject does not have.
+  with a candidate under a name the subject does not have. An event about someone else
+  (``processors.third_party.speaks_of_someone_else``) that still yields nothing is asked
+  once more with a short prompt of its own (``kind="second_look"``,
+  ``extraction_second_look``).
 - A prompt lists what ``processors.extraction_context.select_facts`` picks of a subject's
   loaded facts within ``extraction_context_tokens``; the events' contents are embedded (one
   call, in a thread) and the facts' stored vectors read only for subjects whose facts do not
@@ -68,7 +71,7 @@ from processors.quantity import restated
 from processors.relative_time import anchored_fact
 from processors.resolution import handle
 from processors.retirement import from_denial
-from processors.third_party import from_third_party
+from processors.third_party import from_third_party, speaks_of_someone_else
 from processors.validation import validate_candidates
 from schemas.facts import Fact
 from schemas.settings import Settings
@@ -165,6 +168,7 @@ class ExtractionStage:
                     await guarded(key, chunk, call)
                     for j in chunk:
                         await guarded(key, [j], self._again(j, active, known.get(key, [])))
+                        await guarded(key, [j], self._second_look(j))
                         await guarded(key, [j], self._link(j, known.get(key, [])))
 
         async def coalesced(keys: list[SubjectKey]) -> None:
@@ -174,6 +178,7 @@ class ExtractionStage:
                 for k in keys:
                     for j in by_subject[k]:
                         await guarded(k, [j], self._again(j, context.get(k, []), known.get(k, [])))
+                        await guarded(k, [j], self._second_look(j))
                         await guarded(k, [j], self._link(j, known.get(k, [])))
 
         await asyncio.gather(*(one_subject(p[0]) if len(p) == 1 else coalesced(p) for p in packs))
@@ -194,6 +199,22 @@ class ExtractionStage:
             log.warning("event %s: asking again failed: %s", job.event.event_id, exc)
             return
         self._accept(job, raw, known, again=True)
+
+    async def _second_look(self, job: Job) -> None:
+        """A message about someone else (``processors.third_party.speaks_of_someone_else``)
+        that still yielded nothing is asked once more with the short prompt, no facts
+        listed (``kind="second_look"``); every guard applies to its answer. Fails soft."""
+        if job.error is not None or job.candidates or not self.settings.extraction_second_look:
+            return
+        if not speaks_of_someone_else(job.event.content, job.event.role):
+            return
+        self.metrics.inc("consolidator_extraction_calls_total", kind="second_look")
+        try:
+            raw = await self.extractor.second_look(job.event)
+        except (MalformedOutput, ProviderError) as exc:
+            log.warning("event %s: second look failed: %s", job.event.event_id, exc)
+            return
+        self._accept(job, raw, [])
 
     async def _link(self, job: Job, known: list[Fact]) -> None:
         """The link step for one extracted job (``processors.attribute_link``): fills

@@ -47,6 +47,7 @@ from processors.extraction import (
     build_batch_prompt,
     build_coalesced_prompt,
     build_prompt,
+    build_second_look_prompt,
     fake_candidates,
     parse_batch_response,
     parse_response,
@@ -119,6 +120,11 @@ class Extractor(Protocol):
         (``processors.attribute_link``); {} when nothing links or the step fails."""
         ...
 
+    async def second_look(self, event: RawEvent) -> list[object]:
+        """The raw candidates of a message about someone else that ``extract`` answered
+        with nothing, asked with the short prompt (``build_second_look_prompt``)."""
+        ...
+
     async def aclose(self) -> None:
         """Release the client."""
         ...
@@ -158,6 +164,10 @@ class FakeExtractor:
     ) -> dict[int, str]:
         """No links: the fake's predicates are the scripts' own."""
         return {}
+
+    async def second_look(self, event: RawEvent) -> list[object]:
+        """Scripted candidates are complete: there is nothing more to look for."""
+        return []
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -262,6 +272,16 @@ class OpenAIExtractor:
         except ProviderError as exc:
             log.warning("event %s: link step skipped: %s", event.event_id, exc)
         return {}
+
+    async def second_look(self, event: RawEvent) -> list[object]:
+        """One short call for one event, no facts listed."""
+        messages = build_second_look_prompt(event)
+        try:
+            answer = await self._complete(messages, RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
+            return parse_candidates(answer.text, answer.mode)
+        except MalformedOutput:
+            self.malformed += 1
+            raise
 
     async def aclose(self) -> None:
         """Release the client."""

@@ -76,6 +76,7 @@ class ScriptedExtractor:
         self.calls: list[str] = []
         self.links: dict[str, dict[str, str]] = {}
         self.link_calls: list[str] = []
+        self.second_calls: list[str] = []
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
         self.calls.append(event.event_id)
@@ -120,6 +121,17 @@ class ScriptedExtractor:
             for i, c in enumerate(candidates)
             if wanted.get(c.predicate or "") in by_name
         }
+
+    async def second_look(self, event: RawEvent) -> list[object]:
+        """``script["<event id>+second"]``: the short prompt's answer (an outage or a
+        malformed answer as for ``extract``); nothing when the script has none."""
+        self.second_calls.append(event.event_id)
+        answer = self.script.get(f"{event.event_id}+second")
+        if answer == "outage":
+            raise ProviderError("503 from the provider (fake)", status=503)
+        if answer == "malformed":
+            raise MalformedOutput("not JSON (fake)")
+        return list(answer) if isinstance(answer, list) else []
 
     async def aclose(self) -> None:
         return None

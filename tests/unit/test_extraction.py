@@ -15,9 +15,11 @@ from processors.extraction import (
     SYSTEM_PROMPT,
     MalformedResponse,
     build_prompt,
+    build_second_look_prompt,
     fake_candidates,
     parse_response,
 )
+from processors.extraction_prompts import SECOND_LOOK_EXAMPLES, SECOND_LOOK_SYSTEM_PROMPT
 from processors.validation import validate_candidates
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
@@ -87,9 +89,20 @@ def test_prompt_lists_active_facts_and_event() -> None:
 
 
 def test_prompt_examples_are_valid_candidates_after_lifting() -> None:
-    for _asked, answered in (*EXAMPLES,):
+    for _asked, answered in (*EXAMPLES, *SECOND_LOOK_EXAMPLES):
         for raw in parse_response(answered):
             assert ExtractedFact.model_validate(raw)
+
+
+def test_the_second_look_asks_the_short_prompt_with_the_message_and_no_facts() -> None:
+    messages = build_second_look_prompt(event("Ada met Bob.", role="user"))
+    assert messages[0]["content"] == SECOND_LOOK_SYSTEM_PROMPT
+    assert [m["role"] for m in messages] == [
+        "system",
+        *["user", "assistant"] * len(SECOND_LOOK_EXAMPLES),
+        "user",
+    ]
+    assert messages[-1]["content"] == "Message from the user: Ada met Bob."
 
 
 def test_prompt_is_deterministic_in_fact_order() -> None:

@@ -15,6 +15,7 @@ from processors.extraction_prompts import (
     COALESCED_EXAMPLES,
     EXAMPLE_NAMES,
     EXAMPLES,
+    SECOND_LOOK_EXAMPLES,
 )
 from processors.grounding import (
     from_examples,
@@ -210,7 +211,9 @@ def test_the_example_rule_never_raises_and_keeps_other_values(value: object, tex
 
 def test_every_name_a_worked_example_answers_with_is_known_to_the_rule() -> None:
     """The rule follows the examples: a proper name an example's answer stores is listed."""
-    answers = [a for _, a in (*EXAMPLES, *BATCH_EXAMPLES, *COALESCED_EXAMPLES)]
+    answers = [
+        a for _, a in (*EXAMPLES, *BATCH_EXAMPLES, *COALESCED_EXAMPLES, *SECOND_LOOK_EXAMPLES)
+    ]
     stored = {
         v
         for a in answers
