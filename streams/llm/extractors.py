@@ -221,13 +221,7 @@ class OpenAIExtractor:
 
     async def extract(self, event: RawEvent, active: Sequence[Fact]) -> list[object]:
         """One call for one event."""
-        messages = build_prompt(event, active)
-        try:
-            answer = await self._complete(messages, RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
-            return parse_candidates(answer.text, answer.mode)
-        except MalformedOutput:
-            self.malformed += 1
-            raise
+        return await self._candidates(build_prompt(event, active))
 
     async def extract_many(
         self, events: Sequence[RawEvent], active: Sequence[Fact]
@@ -275,7 +269,9 @@ class OpenAIExtractor:
 
     async def second_look(self, event: RawEvent) -> list[object]:
         """One short call for one event, no facts listed."""
-        messages = build_second_look_prompt(event)
+        return await self._candidates(build_second_look_prompt(event))
+
+    async def _candidates(self, messages: list[dict[str, str]]) -> list[object]:
         try:
             answer = await self._complete(messages, RESPONSE_FORMAT_NAME, RESPONSE_JSON_SCHEMA)
             return parse_candidates(answer.text, answer.mode)
