@@ -11,17 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from processors.extraction_prompts import SECOND_LOOK_SYSTEM_PROMPT
 from schemas import topics
 from schemas.settings import Settings
 from streams.kafka import sdk
+from tests.integration.test_llm_worker import said
 from tests.support.extraction_run import openai_settings
 from tests.support.metrics import value as metric
 from tests.support.openai_stub import OpenAIStub
-from tests.support.openai_wire import candidates_responder
+from tests.support.openai_wire import candidates_responder, is_link_request
 from tests.support.workers import (
     WorkerProcess,
     event,
@@ -39,13 +39,9 @@ def _second_look_only(request: dict[str, Any]) -> str:
     system = (request.get("messages") or [{}])[0].get("content") or ""
     if system.startswith(SECOND_LOOK_SYSTEM_PROMPT[:60]):
         return candidates_responder(request)
-    if "links" in json.dumps(request.get("response_format") or {}):
+    if is_link_request(request):
         return candidates_responder(request)
     return json.dumps({"candidates": []})
-
-
-def _said(content: str, *cands: dict[str, Any]) -> str:
-    return f"{content}\nCANDIDATES: {orjson.dumps(list(cands)).decode()}"
 
 
 OREGON = {
@@ -62,7 +58,7 @@ def test_a_message_about_someone_else_is_stored_from_its_second_look(
         event(
             "e1",
             subject="alice",
-            content=_said(
+            content=said(
                 "Rylan Gallaher and Jonn Coal both attended the University of Oregon.", OREGON
             ),
         ),
@@ -70,7 +66,7 @@ def test_a_message_about_someone_else_is_stored_from_its_second_look(
             "e2",
             subject="alice",
             day=2,
-            content=_said(
+            content=said(
                 "I attended the University of Oregon too.", {**OREGON, "predicate": "school"}
             ),
         ),
