@@ -18,8 +18,8 @@ Invariants:
 - Only whole phrases are read (word boundaries, any case): "yesterday", "today", "tonight",
   "tomorrow", "this morning/afternoon/evening", "last night", "the day before yesterday",
   "the day after tomorrow"; "last / this / next" + week, weekend, month, year or a weekday
-  ("this past Saturday" too); "N days / weeks / months / years ago" (N in digits up to
-  1,000 or in words up to twelve, "a", "an"). Vague ones stay as said ("recently", "the other
+  ("this past Saturday" too); "N days / weeks / months / years ago" (N in up to four
+  digits or in words up to twelve, "a", "an"). Vague ones stay as said ("recently", "the other
   day", "a few weeks ago", "on Monday").
 - A phrase that does not name a time of the speaker's is left alone: after "the", "of" or a
   possessive ("the last week of June", "during the last year", "last year's model"), or
