@@ -12,7 +12,7 @@ Invariants:
   model's ``supersede`` whose statement and the target's are about different things, unless
   both are about the user (``processors.newer_value.about_other_entities``), either policy.
 - With ``policy.newer_wins`` a ``create`` with a different value on the same attribute
-  (named, exact, alias or same; not a link, not an unsure pair) from a newer event
+  (named, exact, alias, same or the same frame; not a link, not an unsure pair) from a newer event
   supersedes, with the candidate's value whole, unless ``processors.newer_value.replaces``
   says the values stand together or the facts are about different things, or the attribute
   already has an open value set (the value joins it).
@@ -62,7 +62,7 @@ from processors.adjudication_types import (
 from processors.adjudication_work import Work, new_fact, reinforce
 from processors.newer_value import about_other_entities, replaces
 from processors.normalize import canonical_value, statement_equal
-from processors.resolution import Match, linked, resolve
+from processors.resolution import Match, linked, resolve, restated
 from processors.retirement_reading import read
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
@@ -152,6 +152,8 @@ def _resolve_target(work: Work, cand: Candidate, policy: Policy) -> Match | None
         work.state.distinct,
         policy.bounds,
     )
+    if match is None or match.how == "unsure":
+        match = restated(cand.fact, work.active, work.state.distinct) or match
     if (match is None or match.how == "unsure") and cand.linked is not None:
         match = linked(cand.fact, cand.linked, work.active, work.state.distinct) or match
     work.resolutions.append(match.how if match is not None else "none")
@@ -236,7 +238,7 @@ def _fact(
     supersede(work, event, index, cand, target, value, now)
 
 
-_SAME_ATTRIBUTE = ("target", "exact", "same", "alias")
+_SAME_ATTRIBUTE = ("target", "exact", "same", "alias", "frame")
 
 
 def _newer_wins(

@@ -58,9 +58,9 @@ from processors.extraction_prompts import (
     SUBJECT_HEADER,
     SYSTEM_PROMPT,
 )
+from processors.ids import handle
 from processors.jsontext import json_root
 from processors.normalize import canonical_value
-from processors.resolution import handle
 from schemas.events import RawEvent
 from schemas.facts import Fact
 

@@ -66,8 +66,8 @@ from typing import Any
 
 from processors.extraction_prompts import EXAMPLE_NAMES
 from processors.hypothetical import imagined
+from processors.ids import handle
 from processors.normalize import canonical_value, normalize_text
-from processors.resolution import handle
 from schemas.facts import ExtractedFact, Fact
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)

@@ -51,3 +51,8 @@ def held_conflict_set_id(
 
 def change_id(cause: str, fact_id: str, change: str, seq: int) -> str:
     return stable_id("change", cause, fact_id, change, str(seq))
+
+
+def handle(fact_id: str) -> str:
+    """The short handle the extraction prompt shows for a fact."""
+    return fact_id.replace("-", "")[:8].lower()

@@ -32,8 +32,8 @@ from typing import Any
 from processors.ending import SOMEONE_ELSE, sentences
 from processors.grounding import _NUMBERS as _NUMBER_WORDS
 from processors.grounding import leaves
+from processors.ids import handle
 from processors.normalize import canonical_value
-from processors.resolution import handle
 from schemas.facts import ExtractedFact, Fact
 
 _DIGITS = re.compile(r"(?<![\d.])\d+(?![\d.])")

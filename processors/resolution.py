@@ -28,6 +28,13 @@
    number or a qualifier differs), judged ``distinct`` or of different named subjects. The
    adjudicator reads a link as a ``create``: a proposal that a conflict's judge settles,
    never a supersession by itself.
+6. ``frame`` (``restated``): when 1-4 found nothing or only an unsure pair, and before a link,
+   the most recent active fact whose statement is the candidate's with only the value's slot
+   changed, in a frame that says a word of one of the two predicates
+   (``processors.same_frame``: "Austen Moralez graduated from New York University." as
+   ``..._graduation_school`` against "... from the University of California, Berkeley." as
+   ``..._education``): the same attribute, read by the adjudicator like ``same``. Pairs judged ``distinct`` or of different named subjects
+   are skipped.
 
 Invariants: pure and deterministic (ties break on the fact id); a trusted ``target`` wins
 over every other signal, an alias over similarity; a candidate whose predicate is an active
@@ -57,10 +64,12 @@ from processors.attributes import (
     lexical,
     part_key,
 )
+from processors.ids import handle
+from processors.same_frame import restates
 from schemas.facts import ExtractedFact, Fact
 
 Vector = npt.NDArray[np.float32]
-How = Literal["target", "exact", "alias", "same", "unsure", "link"]
+How = Literal["target", "exact", "alias", "same", "unsure", "frame", "link"]
 
 
 @dataclass(frozen=True)
@@ -68,11 +77,6 @@ class Match:
     fact: Fact
     how: How
     distance: float | None = None
-
-
-def handle(fact_id: str) -> str:
-    """The short handle the extraction prompt shows for a fact."""
-    return fact_id.replace("-", "")[:8].lower()
 
 
 def _by_handle(active: Mapping[str, Fact], target: str | None) -> Fact | None:
@@ -227,3 +231,22 @@ def alias_maps(
         else:
             distinct.add(frozenset((predicate, target)))
     return {k: frozenset(v) for k, v in same.items()}, frozenset(distinct)
+
+
+def restated(
+    cand: ExtractedFact, active: Mapping[str, Fact], distinct: frozenset[frozenset[str]]
+) -> Match | None:
+    """The most recent active fact the candidate's statement restates with another value in
+    the same slot, as a ``frame`` match (module docstring, step 6)."""
+    mine = cand.predicate
+    best: Fact | None = None
+    for f in active.values():
+        if f.is_note or f.predicate is None or mine is None or f.predicate == mine:
+            continue
+        if frozenset((mine, f.predicate)) in distinct or _owners_differ(cand, f):
+            continue
+        if not restates(cand.statement, cand.value, f.statement, f.value, (mine, f.predicate)):
+            continue
+        if best is None or (f.valid_from, f.id) > (best.valid_from, best.id):
+            best = f
+    return None if best is None else Match(best, "frame")

@@ -67,9 +67,9 @@ from processors.grounding import (
     from_question,
     is_echo,
 )
+from processors.ids import handle
 from processors.quantity import restated
 from processors.relative_time import anchored_fact
-from processors.resolution import handle
 from processors.retirement import from_denial
 from processors.third_party import from_third_party, speaks_of_someone_else
 from processors.validation import validate_candidates

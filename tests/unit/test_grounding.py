@@ -25,7 +25,7 @@ from processors.grounding import (
     leaves,
     mentions,
 )
-from processors.resolution import handle
+from processors.ids import handle
 from schemas.facts import ExtractedFact
 from tests.support.facts import make_fact
 from tests.support.hostile import JSON

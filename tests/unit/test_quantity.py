@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from processors.ending import SOMEONE_ELSE
 from processors.grounding import _NUMBERS as NUMBERS
 from processors.grounding import is_echo
+from processors.ids import handle
 from processors.quantity import restated
-from processors.resolution import handle
 from schemas.facts import ExtractedFact
 from tests.support.facts import make_fact
 from tests.support.hostile import JSON

@@ -15,7 +15,8 @@ from processors.adjudication import Candidate, Policy, SubjectState, adjudicate,
 from processors.attribute_words import QUALIFIERS
 from processors.attributes import Bounds, identical, lexical
 from processors.commands import apply_command
-from processors.resolution import alias_maps, handle, resolve
+from processors.ids import handle
+from processors.resolution import alias_maps, resolve
 from schemas.commands import Command
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact

@@ -1,0 +1,129 @@
+"""Two statements that say the same thing but for their values: one attribute, whatever the
+predicates are called.
+
+A small model names one attribute differently from one message to the next, and when it does
+the newer value lands beside the older one and both stay current. On the Letta set's first 5
+rows (``letta-rows5-v44-second-look``) the 1.5B stored "Austen Moralez graduated from the
+University of California, Berkeley." as ``austen_moralez_education`` and, later, "Austen
+Moralez graduated from New York University." as ``austen_moralez_graduation_school``; "...
+are planning a joint expedition to Patagonia." and "... to the Himalayas." as
+``joshan_wode_lorae_jonis_expedition`` and ``joshan_wode_plan``. The predicates are too far
+apart for the attribute embedding, and the link step did not name them; the statements
+themselves are the same sentence with one slot changed, and the slot is the value.
+
+``restates(statement, value, known_statement, known_value)``: the two statements' words
+(casefolded) share a leading and a trailing run and differ in one span each, in between; each
+span is made of words of its own side's value (and function words) and holds at least one;
+and the shared words hold a content word, one that is neither a function word, the user, nor
+a name either statement spells capitalised. "The user is a vegetarian." / "The user is a
+nurse." share only "the user is a": that says nothing about which attribute, so no.
+
+Given the two predicates, that content word must also say one of them (a word of one stem:
+"graduated" / ``graduation_school``, "planning" / ``plan``): "The user uses a ThinkPad X1."
+(``device``) and "The user uses Arch Linux." (``os``) share the frame "the user uses", and
+both stay true (the tune split's julia, with the 1.5B's statements: without this the first
+replay retired the ThinkPad).
+
+Invariants:
+- Pure, total and deterministic; never raises for any statements and JSON values; symmetric
+  in its two sides.
+- Never true for a statement that is missing, longer than ``MAX_WORDS`` words, or whose
+  value has no word (a boolean, an empty value): there is no slot to read.
+- Never true for two statements whose words are the same (no slot changed: a restatement,
+  whatever the values; equality of values is the caller's business).
+- A slot is a value, not a clause: at most ``MAX_SLOT`` words on either side ("The user
+  shared a photo of a dog walking past a wall ..." / "The user shared her journey and
+  struggles.", LoCoMo's first conversation, are two things shared).
+- The slot is the whole difference: a word outside both values that differs ("founded" /
+  "co-founded", "runs" / "trains") makes the statements different things to this test.
+- English function words, like the other guards of ``processors.grounding``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from processors.grounding import value_words, word_list
+
+MAX_WORDS = 80
+MAX_SLOT = 8
+_STEM = 4
+# Words that say how, not what: a frame made only of these (and names) names no attribute.
+_FUNCTION_WORDS = (
+    "a an the and or but of to in on at by for from with as into onto about over under "
+    "is are was were be been being am has have had do does did will would can could may "
+    "might shall should very also just now still then so not no s user users i me my mine "
+    "we us our you your he him his she her hers they them their it its this that these "
+    "those who whom whose which what there here"
+)
+FUNCTION = frozenset(_FUNCTION_WORDS.split())
+_CAPITALISED = re.compile(r"(?<![\w'\u2019])([A-Z][^\W_]*)")
+
+
+def restates(
+    statement: str | None,
+    value: Any,
+    known_statement: str | None,
+    known: Any,
+    predicates: tuple[str, ...] = (),
+) -> bool:
+    """Whether the two statements are one sentence with the value's slot changed, and (when
+    ``predicates`` are given) the frame says a word of one of them."""
+    if not statement or not known_statement:
+        return False
+    mine, theirs = word_list(statement), word_list(known_statement)
+    if not mine or not theirs or len(mine) > MAX_WORDS or len(theirs) > MAX_WORDS:
+        return False
+    if mine == theirs:
+        return False
+    mine_values, their_values = value_words(value), value_words(known)
+    if not mine_values or not their_values:
+        return False
+    head = _shared_head(mine, theirs)
+    tail = _shared_head(mine[head:][::-1], theirs[head:][::-1])
+    mine_slot, their_slot = mine[head : len(mine) - tail], theirs[head : len(theirs) - tail]
+    if not (_slot(mine_slot, mine_values) and _slot(their_slot, their_values)):
+        return False
+    names = _names(statement) | _names(known_statement)
+    frame = mine[:head] + mine[len(mine) - tail :]
+    content = [w for w in frame if w not in FUNCTION and w not in names and not w.isdigit()]
+    if not predicates:
+        return bool(content)
+    said = {w for p in predicates for w in word_list(p.replace("_", " ")) if len(w) >= _STEM}
+    return any(_stem(w, p) for w in content if len(w) >= _STEM for p in said)
+
+
+def _stem(a: str, b: str) -> bool:
+    """Two words of one stem: one opens the other's first ``_STEM`` letters or more
+    ("graduated" / "graduation", "plan" / "planning")."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= _STEM and (n >= min(len(a), len(b)) or n >= _STEM + 2)
+
+
+def _shared_head(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _slot(span: list[str], values: set[str]) -> bool:
+    """A changed span made of its value's words (function words between them allowed)."""
+    return (
+        0 < len(span) <= MAX_SLOT
+        and any(w in values for w in span)
+        and all(w in values or w in FUNCTION for w in span)
+    )
+
+
+def _names(statement: str) -> set[str]:
+    """The words a statement spells capitalised (its first word too: "Austen Moralez ..."),
+    casefolded: a name shared by both statements is whose fact it is, not what it says."""
+    return {w for m in _CAPITALISED.findall(statement) for w in word_list(m)}
