@@ -15,7 +15,12 @@ WORD = st.from_regex(r"[a-z]{3,9}", fullmatch=True)
 SINGULAR = (
     st.lists(WORD, min_size=1, max_size=3).map("_".join).filter(lambda p: not plural_attribute(p))
 )
-VALUE = st.from_regex(r"[A-Z][a-z]{3,9}( [A-Z][a-z]{3,9})?", fullmatch=True)
+# No word that makes a statement the user's ("The thing of Aaaaa Aaaa is Aaaa User.": a fresh
+# run of test_newer_value generated it): those statements are compared as the user's.
+_USERS = frozenset({"user", "mine", "ours", "myself"})
+VALUE = st.from_regex(r"[A-Z][a-z]{3,9}( [A-Z][a-z]{3,9})?", fullmatch=True).filter(
+    lambda v: not _USERS & set(v.casefold().split())
+)
 # One capitalised word that no sentence opens with: a name.
 NAME = VALUE.filter(lambda v: " " not in v and v.casefold() not in _OPENERS)
 
