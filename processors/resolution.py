@@ -33,8 +33,8 @@
    changed, in a frame that says a word of one of the two predicates
    (``processors.same_frame``: "Austen Moralez graduated from New York University." as
    ``..._graduation_school`` against "... from the University of California, Berkeley." as
-   ``..._education``): the same attribute, read by the adjudicator like ``same``. Pairs judged ``distinct`` or of different named subjects
-   are skipped.
+   ``..._education``): the same attribute, read by the adjudicator like ``same``. Pairs
+   judged ``distinct`` or of different named subjects are skipped.
 
 Invariants: pure and deterministic (ties break on the fact id); a trusted ``target`` wins
 over every other signal, an alias over similarity; a candidate whose predicate is an active
