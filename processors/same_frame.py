@@ -97,11 +97,7 @@ def restates(
 def _stem(a: str, b: str) -> bool:
     """Two words of one stem: one opens the other's first ``_STEM`` letters or more
     ("graduated" / "graduation", "plan" / "planning")."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
+    n = _shared_head(list(a), list(b))
     return n >= _STEM and (n >= min(len(a), len(b)) or n >= _STEM + 2)
 
 
