@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 SECOND_BATCH = "2026-12-05 second batch"
+THIRD_BATCH = "2026-12-07 third batch"
 
 COLUMNS = [
     ("model", "model"),
@@ -20,6 +21,7 @@ COLUMNS = [
     ("updates_count", "updates n"),
     ("added_part", "added convs: recall / prec. / updates"),
     ("second_part", "second batch: recall / prec. / updates"),
+    ("third_part", "third batch: recall / prec. / updates"),
     ("unasked", "unasked retirements"),
     ("invalid_rate", "invalid"),
     ("low_confidence", "low conf."),
@@ -45,6 +47,7 @@ def _row(name: str, doc: dict[str, Any]) -> dict[str, Any]:
     row["updates_count"] = f"{doc.get('updates_caught_count', '-')}/{doc.get('updates', '-')}"
     row["added_part"] = _part(doc.get("added"))
     row["second_part"] = _part(doc.get("batches", {}).get(SECOND_BATCH))
+    row["third_part"] = _part(doc.get("batches", {}).get(THIRD_BATCH))
     if "retired_unasked_count" in doc:
         row["unasked"] = f"{doc['retired_unasked_count']}/{doc.get('retirements', '-')}"
     return row
@@ -77,8 +80,10 @@ def write_summary(out: Path) -> str:
         "shared cores (noisy: another process on the machine slows a call 2-10x). Runs before\n"
         "2026-12-05's second round used the set's first 16 conversations; \"added convs\" is\n"
         'the part of a run on the conversations added then (all added batches), "second\n'
-        'batch" the twenty added later that day; unasked retirements: facts retired where no\n'
-        "labelled update asks for it, of all retirements (tests/support/extraction_set.json).\n\n"
+        'batch" the twenty added later that day, "third batch" the twenty-two added on\n'
+        '2026-12-07 (written before any model ran on them; "added convs" includes them in runs\n'
+        "from that day on); unasked retirements: facts retired where no labelled update asks\n"
+        "for it, of all retirements (tests/support/extraction_set.json).\n\n"
         + "\n".join(lines)
         + "\n"
     )
