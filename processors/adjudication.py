@@ -22,7 +22,8 @@ Invariants:
   change; never a pinned fact, one a candidate of the event resolved to or the event wrote,
   or one that began after the event; not at all without ``policy.retire_ended``. Under
   ``newer_wins`` a candidate that resolves to a fact its event so ends supersedes it, even
-  as a link ("Traded in the Civic, I'm driving a Tesla now"); a candidate unsure of being
+  as a link ("Traded in the Civic, I'm driving a Tesla now"; here an ending after its
+  subject counts too: "My iPhone died, so I got a Pixel 8"); a candidate unsure of being
   its attribute does not hold it: the fact retires and the candidate is created.
 - A late event (occurred_at before the active fact's valid_from) never overrides newer truth:
   a different value is recorded as history (``superseded``, valid until the newer fact began).
@@ -231,7 +232,7 @@ def _fact(
     newer = supersedes or _newer_wins(work, event, cand, target, match, policy)
     # The message ends or denies the known value itself ("Traded in the Civic, I'm driving a
     # Tesla now"): under newer_wins its candidate replaces it, linked or not.
-    newer = newer or (policy.newer_wins and retirable(work, event, target))
+    newer = newer or (policy.newer_wins and retirable(work, event, target, replaced=True))
     if target.pinned or not newer:
         conflict(work, event, index, cand, target, value, now)
         return

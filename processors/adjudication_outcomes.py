@@ -161,14 +161,15 @@ def retire_ended(work: Work, event: RawEvent, now: datetime) -> None:
             retire(work, event, fact, now)
 
 
-def retirable(work: Work, event: RawEvent, fact: Fact) -> bool:
-    """Whether the event ends or denies ``fact`` (``processors.retirement``): not a fact the
-    event wrote or already sourced, nor one that began after it (a late event)."""
+def retirable(work: Work, event: RawEvent, fact: Fact, replaced: bool = False) -> bool:
+    """Whether the event ends or denies ``fact`` (``processors.retirement``; ``replaced``: a
+    candidate of the event resolved to it): not a fact the event wrote or already sourced,
+    nor one that began after it (a late event)."""
     return not (
         fact.id in work.writes
         or event.event_id in fact.source_event_ids
         or event.occurred_at < fact.valid_from
-    ) and retires(work.reading, fact)
+    ) and retires(work.reading, fact, replaced)
 
 
 def retire(work: Work, event: RawEvent, fact: Fact, now: datetime) -> None:

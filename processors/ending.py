@@ -21,11 +21,13 @@ Invariants:
   Paris") is not ended. A value with no such word is never ended.
 - ``ends(..., strict=True)``, what decides a conflict, is never true where the plain form is
   not: it reads each sentence alone and ignores a negated ending, one said of someone else
-  without "I"/"we" before it, and the ambiguous "left"/"leaving"/"used to"; and a value
-  mentioned only by words under four letters ("new" of New York) is not said.
+  without "I"/"we" before it, and the ambiguous "left"/"leaving"/"used to" ("used to" right
+  after "I"/"we" is the past habit, and counts); and a value mentioned only by words under
+  four letters ("new" of New York) is not said.
 - A value's word and the message's word match by their stems (``stem``: a long word's
-  "-ing", "-er", "-ed", ... cut, four letters or more left): "I stopped freelancing" ends
-  ``freelancer``, "I quit teaching" ends ``primary school teacher``.
+  "-ing", "-er", "-ed", ... cut, then a silent final "e", four letters or more left): "I
+  stopped freelancing" ends ``freelancer`` and ``freelance designer``, "I quit teaching"
+  ends ``primary school teacher``.
 - ``switches`` (the mirror of ``ends`` for the newer value, deciding a value conflict) is
   true only for a value some word of which (four letters or more, a number, or the whole
   value) the message says right after a past switch ("switched to", "changed my major to",
@@ -91,7 +93,10 @@ _REACH = 2  # the object's first two words after the fillers
 # Deciding a conflict without the model (``strict``) asks more of the ending: the user's own
 # plain ending, in the sentence that says the value. "left" and "used to" also mean
 # departed and accustomed ("I left Lisbon on Friday for a conference", "I'm used to Berlin").
+# "used to" right after "I" / "we" is only the past habit ("I used to be vegetarian"): the
+# accustomed sense needs a verb before it ("I'm used to", "we got used to").
 _AMBIGUOUS = frozenset({("left",), ("leaving",), ("used", "to")})
+_PAST_HABIT = ("used", "to")
 NEGATIONS = frozenset({"not", "never", "t", "almost", "nearly", "barely", "hardly"})
 FIRST_PERSON = frozenset({"i", "we"})
 # Someone else as the one a sentence is about ("My husband quit Google", "My daughter turned
@@ -118,12 +123,15 @@ _SUFFIXES = ("ings", "ing", "ers", "er", "ed", "s")
 
 
 def stem(word: str) -> str:
-    """``word`` without one inflection, for matching a value to the message's words."""
+    """``word`` without one inflection, for matching a value to the message's words; a
+    silent final "e" goes too, since "-ing", "-er" and "-ed" drop it ("freelance" /
+    "freelancing", "retire" / "retired", "dance" / "dancing")."""
     if len(word) >= 6:
         for suffix in _SUFFIXES:
             if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-                return word[: -len(suffix)]
-    return word
+                word = word[: -len(suffix)]
+                break
+    return word[:-1] if len(word) >= 5 and word.endswith("e") else word
 
 
 def ends(text: str, value: Any, *, strict: bool = False) -> bool:
@@ -164,7 +172,8 @@ def _ended(words: list[str], strict: bool) -> set[int]:
         for cue in ENDINGS:
             if tuple(words[start : start + len(cue)]) != cue:
                 continue
-            if strict and (cue in _AMBIGUOUS or not _plain(words, start, before)):
+            habit = cue == _PAST_HABIT and start > 0 and words[start - 1] in FIRST_PERSON
+            if strict and ((cue in _AMBIGUOUS and not habit) or not _plain(words, start, before)):
                 continue
             ended.update(_object(words, start + len(cue)))
     return ended

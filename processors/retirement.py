@@ -42,6 +42,10 @@ Invariants:
   now past ("last week", "two months ago", "in March"), a denial only words of the fact's own
   statement ("did not receive any awards in 2021"). A scope ("on weekends", "for Lent",
   "after 3pm", "this week") keeps the fact.
+- An ending said after its subject ("My iPhone died last week", "Mochi passed away in
+  April") ends a user's own value that opens the sentence (``retirement_reading.lost_at``),
+  but only for a fact a candidate of the message replaces (``replaced``): "My iPhone died"
+  alone may be a flat battery, so it never retires a fact with no successor.
 - A flag or a value of several parts ("yes", ``{"make": ..., "model": ...}``) is retired
   only by a denial of its statement (``denies_statement``): "never"/"not" before the
   statement's own main verb, two of the statement's words after it said after the denial,
@@ -61,6 +65,7 @@ from processors.retirement_reading import (
     Sentence,
     closes,
     lemma,
+    lost_at,
     owned_cues,
     read,
     span_end,
@@ -117,9 +122,10 @@ _SCOPED = word_set(
 _SCAN = 2000
 
 
-def retires(message: Reading | None, fact: Fact) -> bool:
+def retires(message: Reading | None, fact: Fact, replaced: bool = False) -> bool:
     """Whether the user's message ends or denies ``fact`` without giving a new value
-    (module docstring)."""
+    (module docstring); ``replaced``: a candidate of the message resolved to ``fact``, so an
+    ending said after its subject counts too ("My iPhone died, so I got a Pixel 8")."""
     try:
         if message is None or fact.pinned or fact.predicate is None:
             return False
@@ -127,7 +133,7 @@ def retires(message: Reading | None, fact: Fact) -> bool:
             return False
         owner = named_in(fact.statement)
         scope = _lemmas(fact.statement)
-        return _value_retired(message, fact.value, owner, scope) or denies_statement(
+        return _value_retired(message, fact.value, owner, scope, replaced) or denies_statement(
             message, fact, owner
         )
     except (TypeError, ValueError, RecursionError):
@@ -147,7 +153,11 @@ def from_denial(candidate: ExtractedFact, text: object, role: object = None) -> 
 
 
 def _value_retired(
-    message: Reading | None, value: Any, owner: str | None, scope: frozenset[str]
+    message: Reading | None,
+    value: Any,
+    owner: str | None,
+    scope: frozenset[str],
+    replaced: bool = False,
 ) -> bool:
     """The value's every mention is reached by a retiring cue of the owner's and closes its
     clause (a trailing word of the fact's own statement may follow a denial)."""
@@ -162,6 +172,8 @@ def _value_retired(
         s = message.sentences[n]
         hits = [i for i, w in enumerate(s.words) if stem(w) in wanted]
         retired = _retired_at(s, owner, set(hits), scope)
+        if replaced and owner is None:
+            retired |= lost_at(s, set(hits))
         i = 0
         while i < len(hits):
             if hits[i] not in retired:

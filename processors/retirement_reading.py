@@ -11,6 +11,12 @@ Invariants:
   only before any word of a wish, plan, condition, time to come or someone else's question
   (``NOT_DONE``, ``_NOT_YET``) and any word of saying or believing (``_REPORT``: "My mom
   thinks I quit Google", "It's not true that I sold the Golf").
+- An ending said after its subject (``lost_at``: "My iPhone died last week", "Mochi passed
+  away in April"; never "broke" or "ran away", which are undone) ends the value only when
+  the value opens the sentence (past soft openers and "my"/"our", nothing else: not "My
+  brother's Golf"), the ending follows it at once (one adverb of ``_LOST_BETWEEN`` at most,
+  no negation) and the clause closes after it (a past time may follow), in a sentence that
+  neither asks nor quotes.
 """
 
 from __future__ import annotations
@@ -59,6 +65,27 @@ _PERIODS = word_set(
 _UNITS = word_set("day days week weeks month months year years while")
 # Words that may open a sentence whose subject is left out ("Finally sold the Golf").
 _OPENERS = word_set("just finally also so well update ok okay oh and but then")
+# Endings said after their subject, a thing the user had ("My iPhone died").
+_LOST = tuple(
+    tuple(cue.split())
+    for cue in (
+        "died",
+        "passed away",
+        "was stolen",
+        "got stolen",
+        "was totalled",
+        "got totalled",
+        "was totaled",
+        "got totaled",
+        "was written off",
+        "got written off",
+        "closed down",
+        "shut down",
+        "went bust",
+    )
+)
+_MINE = word_set("my our")
+_LOST_BETWEEN = word_set("just finally recently")
 
 
 @dataclass(frozen=True)
@@ -133,6 +160,33 @@ def owned_cues(s: Sentence, owner: str | None) -> list[int]:
         elif (mine > others and plain) or (others < 0 and opening):
             out.append(start)
     return out
+
+
+def lost_at(s: Sentence, hits: set[int]) -> set[int]:
+    """The value's mention that opens the user's sentence and is the subject of an ending
+    said right after it (module docstring), as a one-position set; empty otherwise."""
+    words = s.words
+    if s.asked or s.quoted or not words:
+        return set()
+    at = 0
+    while at < len(words) - 1 and words[at] in _OPENERS:
+        at += 1
+    if words[at] in _MINE:
+        at += 1
+    if at not in hits:
+        return set()
+    k = span_end(sorted(hits), at) + 1
+    if s.breaks[k - 1]:
+        return set()
+    if k < len(words) and words[k] in _LOST_BETWEEN:
+        k += 1
+    for cue in _LOST:
+        if tuple(words[k : k + len(cue)]) == cue:
+            k = past(words, k + len(cue))
+            if k >= len(words) or s.breaks[k - 1] or words[k] in _CLOSERS:
+                return {at}
+            return set()
+    return set()
 
 
 def span_end(hits: Sequence[int], start: int) -> int:

@@ -142,3 +142,25 @@ def test_the_users_own_statement_is_the_user_as_subject(text: str, rest: str) ->
     assert the_users_own(f"The user {rest}") and the_users_own(f"  user switched {rest}")
     # Something of the user's is not the user.
     assert not the_users_own(f"The user's {rest}") and not the_users_own(f"My {rest}")
+
+
+@given(root=WORD)
+def test_a_silent_e_dropped_by_an_inflection_keeps_one_stem(root: str) -> None:
+    # "freelance" / "freelancing" / "freelancer" / "freelanced" / "freelances": one thing.
+    assume(not root.endswith("e") and stem(root) == root)
+    word = root + "e"
+    forms = {stem(f) for f in (word, root + "ing", root + "er", root + "ed", word + "s")}
+    assert forms == {root}
+    assert ends(f"I stopped {root}ing in May.", {"value": f"{word} designer"}, strict=True)
+
+
+@given(word=WORD, rest=st.sampled_from(["", " for years", " back in 2019"]))
+def test_used_to_ends_only_as_the_users_past_habit(word: str, rest: str) -> None:
+    assume(word not in SKIPPED and value_words(word) == {word})
+    value = {"value": word}
+    assert ends(f"I used to be {word}{rest}, now it's different.", value, strict=True)
+    assert ends(f"We used to live in {word}{rest}.", value, strict=True)
+    # Accustomed, or someone else's habit: not the user's ended value.
+    for said in (f"I'm used to {word}{rest}.", f"We got used to {word}{rest}."):
+        assert not ends(said, value, strict=True)
+    assert not ends(f"My sister used to love {word}{rest}.", value, strict=True)
