@@ -37,8 +37,18 @@ examples (``from_examples``, counted ``example``): the 1.5B filled listed names 
 the tune split (v11 in bench/results/extraction/HISTORY.md) and answered "Moved out! I have my
 own place in Lisbon now." with ``home_city = Leeds`` on the holdout.
 
+Placeholders: asked about "I moved to a cheaper flat, my rent is 950 now.", the 1.5B also
+answered ``home_city = unknown`` (tune split, third batch): a slot filled with no value. It is
+no fact, and under ``newer_wins`` it would replace the city the user has. A value whose every
+string is a placeholder (``PLACEHOLDERS``) the text does not say is dropped and counted
+(``placeholder``).
+
 Invariants:
 - Pure and deterministic; never raises for any candidate, fact or text.
+- ``placeholder`` drops only a value with at least one string leaf, every leaf a string in
+  ``PLACEHOLDERS`` (casefolded, spaces collapsed) that the text does not say as a phrase of
+  its own; "none" and "no" are not placeholders ("allergies = none" is what "I have no
+  allergies" says), and a number or a flag never is.
 - ``from_examples`` drops only a value whose every string is an example's name and which the
   text does not mention (generously, as for echoes): a user who does live in Leeds and says so
   keeps it.
@@ -165,6 +175,31 @@ def from_examples(candidate: ExtractedFact, text: str) -> bool:
             and all(" ".join(leaf.split()).casefold() in EXAMPLE_NAMES for leaf in named)
             and not any(mentions(text, leaf) for leaf in named)
         )
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+# What a model writes where it has no value. Not "none" / "no": those can be the value.
+PLACEHOLDERS = frozenset(
+    {"unknown", "unspecified", "not specified", "not mentioned", "not stated", "not provided"}
+    | {"not given", "not known", "n/a", "tbd", "unclear", "undisclosed", "not applicable"}
+)
+
+
+def placeholder(candidate: ExtractedFact, text: str) -> bool:
+    """A value that is only placeholders the text does not say (module docstring)."""
+    try:
+        if candidate.predicate is None:
+            return False
+        found = list(leaves(candidate.value))
+        if not found or not all(isinstance(leaf, str) for leaf in found):
+            return False
+        said = f" {' '.join(str(text).casefold().split())} "
+        for leaf in found:
+            shown = " ".join(leaf.casefold().split())
+            if shown not in PLACEHOLDERS or re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", said):
+                return False
+        return True
     except (TypeError, ValueError, RecursionError):
         return False
 

@@ -24,7 +24,8 @@ Invariants:
   Michigan", ``processors.retirement.from_denial``) as ``ended``, one said only in a
   hypothetical or a wish ("What if I moved to Canada?") as ``hypothetical``, and one copied
   from the prompt's worked examples (a name of theirs the message never says) as
-  ``example``; a statement recording
+  ``example``, one that is only a placeholder ("unknown") as ``placeholder``; a statement
+  recording
   the user asking as ``asking``, one making the user the subject of a message about someone
   else (``processors.third_party``) as ``third_party``, neither a name of the subject's own.
   A predicate prefixed
@@ -66,6 +67,7 @@ from processors.grounding import (
     from_hypothetical,
     from_question,
     is_echo,
+    placeholder,
 )
 from processors.ids import handle
 from processors.quantity import restated
@@ -383,6 +385,8 @@ class ExtractionStage:
                 reason = "ended"
             elif from_examples(c, job.event.content):
                 reason = "example"
+            elif placeholder(c, job.event.content):
+                reason = "placeholder"
             else:
                 # "yesterday" kept for a year names the wrong day: the date it meant.
                 kept.append(anchored_fact(c, job.event.occurred_at))

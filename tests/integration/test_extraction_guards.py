@@ -1,13 +1,14 @@
 """What stands between a model's answer and memory, against a real worker, broker and
 database with the local models' setting (no facts in the extraction prompt): an empty answer
 to a message that speaks of a change is asked once more with the subject's facts listed, and
-what that answer says supersedes; a value copied from the prompt's worked examples is dropped
-and counted, never stored, and so is a value said only in a wish or a hypothetical; a
-message without a word of change is never asked twice, and a listed number handed back
-by the again step is read as the one the message says; a statement recording that the user
-asked, or making the user the subject of a message about someone else, is dropped and
-counted, its name never the subject's, and the next good message still goes through; a
-statement naming the user by a name stored before is the user's.
+what that answer says supersedes; a value copied from the prompt's worked examples, or one
+that is only a placeholder ("unknown"), is dropped and counted, never stored, and so is a
+value said only in a wish or a hypothetical; a message without a word of change is never
+asked twice, and a listed number handed back by the again step is read as the one the
+message says; a statement recording that the user asked, or making the user the subject of
+a message about someone else, is dropped and counted, its name never the subject's, and the
+next good message still goes through; a statement naming the user by a name stored before
+is the user's.
 
 The model is a local OpenAI-compatible stub answering by the message it is shown, so each
 answer depends only on what the prompt holds, as a real model's would."""
@@ -66,6 +67,8 @@ ANSWERS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     # The worked example's old city, never said by the user.
     "Moved out! I have my own place with a garden.": ([_c("home_city", "Leeds")], []),
     "Good evening!": ([], [_c("home_city", "Paris")]),
+    # A slot filled with no value: under any policy it would challenge the city the user has.
+    "My rent is 950 a month.": ([_c("home_city", "Unknown")], []),
     # A wish and a hypothetical, answered as if they were the user's home.
     "I'd love to live in Rome someday.": ([_c("home_city", "Rome")], [_c("home_city", "Rome")]),
     "What if my family lived in Oslo, would we like it?": (
@@ -153,6 +156,10 @@ def test_asked_again_with_the_facts_examples_and_wishes_dropped(
             assert sorted(m for m, listed in ASKED if listed) == sorted(messages[2:5])
             assert metric(got, "consolidator_candidates_restated_total") == 1
             assert metric(got, "consolidator_candidates_rejected_total", reason="example") == 1
+            placeholders = metric(
+                got, "consolidator_candidates_rejected_total", reason="placeholder"
+            )
+            assert placeholders == 1
             hypothetical = metric(
                 got, "consolidator_candidates_rejected_total", reason="hypothetical"
             )
