@@ -1,0 +1,240 @@
+"""Can the local model tell whether a message ended a known fact? Probes for the one value
+conflict the judge is never asked about: a linked value under its own name
+(``processors.value_judge.askable``). ``python -m bench.still_true_probes [--base-url URL]``.
+
+A linked candidate ("phone = Pixel 8" linked to ``device = iPhone 12``) is right only when the
+message ended the known fact. Instead of comparing two values, the model is asked about the
+known fact's own statement, in three framings (``FRAMINGS``), each with three worked examples:
+is it still true after the message, does the message say it is no longer true, are both true
+or only the new message. Scored against a careful reader on ``ITEMS``: 16 restate the tune
+split's linked conflicts (tests/support/extraction_set.json), the rest are this file's own
+sentences, half of them a new fact beside an old one that stays true. Writes
+``bench/results/judge_probes/still-true-<model>.json``. Temperature 0, one answer per item.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import urllib.request
+from typing import Any
+
+from bench.harness import RESULTS
+
+# (message, the known fact's statement, whether it is still true after the message)
+ITEMS: list[tuple[str, str, bool]] = [
+    ("I went fully vegan in May and I feel great.", "The user is vegetarian.", False),
+    (
+        "I graduated last month and now I'm a junior analyst at the Bank of England.",
+        "The user is doing a master's in economics.",
+        False,
+    ),
+    (
+        "I went part-time in March, I only work Mondays to Wednesdays now.",
+        "The user works full time.",
+        False,
+    ),
+    (
+        "Big change: I moved to Vancouver in August and I'm working at a hospital pharmacy here.",
+        "The user works as a pharmacist.",
+        True,
+    ),
+    ("I passed my B1 German exam today!", "The user is at A2 level in German.", False),
+    ("My iPhone died last week so I got a Pixel 8.", "The user uses an iPhone 12.", False),
+    (
+        "I got a new job at a coffee roastery, starting Monday.",
+        "The user works the early shift at a bakery in Leeds.",
+        False,
+    ),
+    (
+        "I quit Deloitte in May. I'm at a fintech called Nubank now, same kind of work.",
+        "The user works as an accountant.",
+        True,
+    ),
+    (
+        "I finally left Infosys. Starting Monday I'm a data engineer at Swiggy.",
+        "The user works at Infosys.",
+        False,
+    ),
+    (
+        "We finally bought a small house in Victoria, moved in on Saturday!",
+        "The user lives in Vancouver.",
+        False,
+    ),
+    (
+        "IT replaced my ThinkPad with a MacBook Pro last week.",
+        "The user works with a ThinkPad laptop running Windows 11.",
+        False,
+    ),
+    (
+        "My son Eli turns out to be allergic to shellfish, so no shrimp either please.",
+        "The user is lactose intolerant.",
+        True,
+    ),
+    (
+        "I got married in September! Javier moved in with me.",
+        "The user lives alone in a tiny flat.",
+        False,
+    ),
+    (
+        "I upgraded the laptop to Windows 11 over the weekend.",
+        "The user's laptop runs Windows 10.",
+        False,
+    ),
+    (
+        "I retired at the end of September, no more pharmacy shifts for me!",
+        "The user is a pharmacist.",
+        False,
+    ),
+    (
+        "My Golf got totalled in a crash, nobody was hurt. I'm driving a Toyota Corolla now.",
+        "The user drives an old Volkswagen Golf.",
+        False,
+    ),
+    (
+        "I picked up a weekend job at a bar to save for a trip.",
+        "The user works as a nurse.",
+        True,
+    ),
+    ("We got a second car, a little Fiat for my wife.", "The user drives a Toyota RAV4.", True),
+    (
+        "I bought a Kindle, mostly for reading in bed.",
+        "The user uses a Samsung Galaxy phone.",
+        True,
+    ),
+    ("My daughter started piano lessons this week.", "The user plays the guitar.", True),
+    ("I've been learning some Italian on the side.", "The user speaks Spanish fluently.", True),
+    ("We adopted a kitten called Pip!", "The user has a dog named Rex.", True),
+    ("I joined a climbing gym near the office.", "The user runs 20 km a week.", True),
+    (
+        "I'm doing a part-time MBA on weekends now.",
+        "The user works as a product manager at Spotify.",
+        True,
+    ),
+    ("My sister moved to Berlin last month.", "The user lives in Hamburg.", True),
+    ("I switched teams, I'm on the payments team now.", "The user works at Stripe.", True),
+    ("Finally got my driving licence!", "The user cycles to work.", True),
+    ("I've started eating meat again after six years.", "The user is vegetarian.", False),
+    (
+        "We split up in March, I'm living on my own now.",
+        "The user lives with their boyfriend Tom.",
+        False,
+    ),
+    (
+        "I sold my flat and moved in with my parents in Leeds for a while.",
+        "The user owns a flat in Manchester.",
+        False,
+    ),
+    (
+        "I'm on Android now, the iPhone was too expensive to fix.",
+        "The user uses an iPhone 13.",
+        False,
+    ),
+    ("The startup folded, so I'm job hunting.", "The user works at a startup called Loop.", False),
+]
+
+# Worked examples: (message, statement, still true).
+EXAMPLES = (
+    ("I started my new job at Globex on Monday.", "The user works at Acme Corp.", False),
+    ("My brother just bought a Tesla.", "The user drives a Honda Civic.", True),
+    ("I've learned some German too.", "The user speaks French.", True),
+)
+
+# name -> (the answers for still true / ended, the question)
+FRAMINGS: dict[str, tuple[tuple[str, str], str]] = {
+    "still_true": (
+        ("yes", "no"),
+        "Message from the user: {m}\nAfter this message, is it still true that: {s}",
+    ),
+    "no_longer": (
+        ("no", "yes"),
+        "Message from the user: {m}\nDoes this message say that this is no longer true: {s}",
+    ),
+    "both_or_new": (
+        ("both", "only the new"),
+        "Known fact: {s}\nNew message from the user: {m}\n"
+        "Are both true now, or only the new message?",
+    ),
+}
+
+
+def _ask(base: str, model: str, framing: str, message: str, statement: str) -> str:
+    (kept, ended), question = FRAMINGS[framing]
+    choices = " | ".join(f'"{a}"' for a in (kept, ended))
+    messages = [
+        {
+            "role": "system",
+            "content": f'You check a user\'s memory. Answer only JSON: {{"answer": {choices}}}.',
+        }
+    ]
+    for m, s, still in EXAMPLES:
+        messages.append({"role": "user", "content": question.format(m=m, s=s)})
+        answer = kept if still else ended
+        messages.append({"role": "assistant", "content": json.dumps({"answer": answer})})
+    messages.append({"role": "user", "content": question.format(m=message, s=statement)})
+    body = {
+        "model": model,
+        "messages": messages,
+        "temperature": 0,
+        "max_tokens": 16,
+        "response_format": {"type": "json_object"},
+    }
+    request = urllib.request.Request(
+        f"{base}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        text = json.load(reply)["choices"][0]["message"]["content"]
+    try:
+        return str(json.loads(text)["answer"]).strip().lower()
+    except (ValueError, KeyError, TypeError):
+        return "?"
+
+
+def run(base: str, model: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"model": model, "items": len(ITEMS), "framings": {}}
+    for framing, ((kept, ended), _q) in FRAMINGS.items():
+        rows = []
+        for message, statement, still in ITEMS:
+            answer = _ask(base, model, framing, message, statement)
+            rows.append(
+                {
+                    "message": message,
+                    "statement": statement,
+                    "still_true": still,
+                    "answer": answer,
+                    "right": answer == (kept if still else ended),
+                }
+            )
+        out["framings"][framing] = {
+            "right": sum(r["right"] for r in rows),
+            "ended_right": sum(r["right"] for r in rows if not r["still_true"]),
+            "ended_items": sum(not r["still_true"] for r in rows),
+            # A wrong "ended" retires a true fact: the figure that decides use.
+            "wrongly_ended": sum(r["answer"] == ended for r in rows if r["still_true"]),
+            "still_items": sum(r["still_true"] for r in rows),
+            "answers": rows,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base-url", default="http://127.0.0.1:8088/v1")
+    p.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
+    args = p.parse_args(argv)
+    doc = run(args.base_url, args.model)
+    path = RESULTS / "judge_probes" / f"still-true-{args.model}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    for name, f in doc["framings"].items():
+        print(
+            f"{name}: {f['right']}/{doc['items']} right; ended facts called ended "
+            f"{f['ended_right']}/{f['ended_items']}; true facts called ended "
+            f"{f['wrongly_ended']}/{f['still_items']}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
