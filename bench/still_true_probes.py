@@ -21,116 +21,78 @@ from typing import Any
 
 from bench.harness import RESULTS
 
-# (message, the known fact's statement, whether it is still true after the message)
+# Two lines a probe: the message, then (indented) the known fact's statement | "kept" if it is
+# still true after the message, "ended" if not.
+_PROBES = """
+I went fully vegan in May and I feel great.
+    The user is vegetarian. | ended
+I graduated last month and now I'm a junior analyst at the Bank of England.
+    The user is doing a master's in economics. | ended
+I went part-time in March, I only work Mondays to Wednesdays now.
+    The user works full time. | ended
+Big change: I moved to Vancouver in August and I'm working at a hospital pharmacy here.
+    The user works as a pharmacist. | kept
+I passed my B1 German exam today!
+    The user is at A2 level in German. | ended
+My iPhone died last week so I got a Pixel 8.
+    The user uses an iPhone 12. | ended
+I got a new job at a coffee roastery, starting Monday.
+    The user works the early shift at a bakery in Leeds. | ended
+I quit Deloitte in May. I'm at a fintech called Nubank now, same kind of work.
+    The user works as an accountant. | kept
+I finally left Infosys. Starting Monday I'm a data engineer at Swiggy.
+    The user works at Infosys. | ended
+We finally bought a small house in Victoria, moved in on Saturday!
+    The user lives in Vancouver. | ended
+IT replaced my ThinkPad with a MacBook Pro last week.
+    The user works with a ThinkPad laptop running Windows 11. | ended
+My son Eli turns out to be allergic to shellfish, so no shrimp either please.
+    The user is lactose intolerant. | kept
+I got married in September! Javier moved in with me.
+    The user lives alone in a tiny flat. | ended
+I upgraded the laptop to Windows 11 over the weekend.
+    The user's laptop runs Windows 10. | ended
+I retired at the end of September, no more pharmacy shifts for me!
+    The user is a pharmacist. | ended
+My Golf got totalled in a crash, nobody was hurt. I'm driving a Toyota Corolla now.
+    The user drives an old Volkswagen Golf. | ended
+I picked up a weekend job at a bar to save for a trip.
+    The user works as a nurse. | kept
+We got a second car, a little Fiat for my wife.
+    The user drives a Toyota RAV4. | kept
+I bought a Kindle, mostly for reading in bed.
+    The user uses a Samsung Galaxy phone. | kept
+My daughter started piano lessons this week.
+    The user plays the guitar. | kept
+I've been learning some Italian on the side.
+    The user speaks Spanish fluently. | kept
+We adopted a kitten called Pip!
+    The user has a dog named Rex. | kept
+I joined a climbing gym near the office.
+    The user runs 20 km a week. | kept
+I'm doing a part-time MBA on weekends now.
+    The user works as a product manager at Spotify. | kept
+My sister moved to Berlin last month.
+    The user lives in Hamburg. | kept
+I switched teams, I'm on the payments team now.
+    The user works at Stripe. | kept
+Finally got my driving licence!
+    The user cycles to work. | kept
+I've started eating meat again after six years.
+    The user is vegetarian. | ended
+We split up in March, I'm living on my own now.
+    The user lives with their boyfriend Tom. | ended
+I sold my flat and moved in with my parents in Leeds for a while.
+    The user owns a flat in Manchester. | ended
+I'm on Android now, the iPhone was too expensive to fix.
+    The user uses an iPhone 13. | ended
+The startup folded, so I'm job hunting.
+    The user works at a startup called Loop. | ended
+"""
+_LINES = _PROBES.strip().splitlines()
 ITEMS: list[tuple[str, str, bool]] = [
-    ("I went fully vegan in May and I feel great.", "The user is vegetarian.", False),
-    (
-        "I graduated last month and now I'm a junior analyst at the Bank of England.",
-        "The user is doing a master's in economics.",
-        False,
-    ),
-    (
-        "I went part-time in March, I only work Mondays to Wednesdays now.",
-        "The user works full time.",
-        False,
-    ),
-    (
-        "Big change: I moved to Vancouver in August and I'm working at a hospital pharmacy here.",
-        "The user works as a pharmacist.",
-        True,
-    ),
-    ("I passed my B1 German exam today!", "The user is at A2 level in German.", False),
-    ("My iPhone died last week so I got a Pixel 8.", "The user uses an iPhone 12.", False),
-    (
-        "I got a new job at a coffee roastery, starting Monday.",
-        "The user works the early shift at a bakery in Leeds.",
-        False,
-    ),
-    (
-        "I quit Deloitte in May. I'm at a fintech called Nubank now, same kind of work.",
-        "The user works as an accountant.",
-        True,
-    ),
-    (
-        "I finally left Infosys. Starting Monday I'm a data engineer at Swiggy.",
-        "The user works at Infosys.",
-        False,
-    ),
-    (
-        "We finally bought a small house in Victoria, moved in on Saturday!",
-        "The user lives in Vancouver.",
-        False,
-    ),
-    (
-        "IT replaced my ThinkPad with a MacBook Pro last week.",
-        "The user works with a ThinkPad laptop running Windows 11.",
-        False,
-    ),
-    (
-        "My son Eli turns out to be allergic to shellfish, so no shrimp either please.",
-        "The user is lactose intolerant.",
-        True,
-    ),
-    (
-        "I got married in September! Javier moved in with me.",
-        "The user lives alone in a tiny flat.",
-        False,
-    ),
-    (
-        "I upgraded the laptop to Windows 11 over the weekend.",
-        "The user's laptop runs Windows 10.",
-        False,
-    ),
-    (
-        "I retired at the end of September, no more pharmacy shifts for me!",
-        "The user is a pharmacist.",
-        False,
-    ),
-    (
-        "My Golf got totalled in a crash, nobody was hurt. I'm driving a Toyota Corolla now.",
-        "The user drives an old Volkswagen Golf.",
-        False,
-    ),
-    (
-        "I picked up a weekend job at a bar to save for a trip.",
-        "The user works as a nurse.",
-        True,
-    ),
-    ("We got a second car, a little Fiat for my wife.", "The user drives a Toyota RAV4.", True),
-    (
-        "I bought a Kindle, mostly for reading in bed.",
-        "The user uses a Samsung Galaxy phone.",
-        True,
-    ),
-    ("My daughter started piano lessons this week.", "The user plays the guitar.", True),
-    ("I've been learning some Italian on the side.", "The user speaks Spanish fluently.", True),
-    ("We adopted a kitten called Pip!", "The user has a dog named Rex.", True),
-    ("I joined a climbing gym near the office.", "The user runs 20 km a week.", True),
-    (
-        "I'm doing a part-time MBA on weekends now.",
-        "The user works as a product manager at Spotify.",
-        True,
-    ),
-    ("My sister moved to Berlin last month.", "The user lives in Hamburg.", True),
-    ("I switched teams, I'm on the payments team now.", "The user works at Stripe.", True),
-    ("Finally got my driving licence!", "The user cycles to work.", True),
-    ("I've started eating meat again after six years.", "The user is vegetarian.", False),
-    (
-        "We split up in March, I'm living on my own now.",
-        "The user lives with their boyfriend Tom.",
-        False,
-    ),
-    (
-        "I sold my flat and moved in with my parents in Leeds for a while.",
-        "The user owns a flat in Manchester.",
-        False,
-    ),
-    (
-        "I'm on Android now, the iPhone was too expensive to fix.",
-        "The user uses an iPhone 13.",
-        False,
-    ),
-    ("The startup folded, so I'm job hunting.", "The user works at a startup called Loop.", False),
+    (message.strip(), known.split(" | ")[0].strip(), known.split(" | ")[1].strip() == "kept")
+    for message, known in zip(_LINES[::2], _LINES[1::2], strict=True)
 ]
 
 # Worked examples: (message, statement, still true).
