@@ -56,6 +56,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="answer from a recorded transcript, not a model (tests/support/llm_replay.py)",
     )
+    p.add_argument(
+        "--replay-live",
+        default=None,
+        metavar="URL",
+        help="with --replay: ask a request the transcript never saw of this model",
+    )
     p.add_argument("--summary", action="store_true")
     args = p.parse_args(argv)
     args.overrides = {k: _value(v) for k, v in (kv.split("=", 1) for kv in args.set)}

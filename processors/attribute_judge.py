@@ -89,8 +89,10 @@ class OfferedPair:
     existing: str  # the active fact's predicate
     existing_keys: tuple[str, ...]
     # "attribute": a possible_same_attribute set (this module); "value": a value conflict of
-    # one attribute (processors.value_judge), which carries the two values and statements.
-    kind: Literal["attribute", "value"] = "attribute"
+    # one attribute (processors.value_judge), which carries the two values and statements;
+    # "now": one whose candidate is a linked value under its own name, asked the open
+    # question (processors.value_now).
+    kind: Literal["attribute", "value", "now"] = "attribute"
     candidate_id: str = ""
     candidate_value: str = ""
     candidate_statement: str = ""

@@ -176,7 +176,7 @@ def run(args: Any) -> dict[str, Any]:
     replay = stub = None
     upstream = args.base_url
     if getattr(args, "replay", None):
-        replay = Replay(Path(args.replay))
+        replay = Replay(Path(args.replay), getattr(args, "replay_live", None))
         # As llama-cpp-python's server: json_object only (the client's probe falls back).
         stub = OpenAIStub(
             responder=replay, model=args.model, refuse_formats=frozenset({"json_schema"})
@@ -295,6 +295,7 @@ def run(args: Any) -> dict[str, Any]:
                     "replay": {
                         "of": args.replay,
                         "misses": replay.misses,
+                        "asked_live": replay.asked,
                         "composed": replay.composed,
                     }
                 }

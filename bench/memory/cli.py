@@ -46,6 +46,12 @@ def parser(doc: str, data: str) -> argparse.ArgumentParser:
         default=None,
         help="the ingest's model answers from an earlier run's transcript (answers stay live)",
     )
+    p.add_argument(
+        "--replay-live",
+        default=None,
+        metavar="URL",
+        help="with --replay: ask a request the transcript never saw of this model",
+    )
     p.add_argument("--mem0-base-url", default=None, help="Mem0's endpoint (default: --base-url)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per LLM call")
     p.add_argument("--session-timeout", type=float, default=7200.0)

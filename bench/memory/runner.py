@@ -213,7 +213,7 @@ def _replay(args: Any) -> tuple[Replay | None, OpenAIStub | None]:
     is measured without an hour of ingest."""
     if not getattr(args, "replay", None):
         return None, None
-    replay = Replay(Path(args.replay))
+    replay = Replay(Path(args.replay), getattr(args, "replay_live", None))
     stub = OpenAIStub(responder=replay, model=args.model, refuse_formats=frozenset({"json_schema"}))
     stub.start_in_thread()
     return replay, stub
@@ -327,6 +327,11 @@ def run(bench: mb.Benchmark, args: Any) -> dict[str, Any]:
     }
     doc["transcript"] = str(transcript)
     if replay is not None:
-        doc["replay"] = {"of": args.replay, "misses": replay.misses, "composed": replay.composed}
+        doc["replay"] = {
+            "of": args.replay,
+            "misses": replay.misses,
+            "asked_live": replay.asked,
+            "composed": replay.composed,
+        }
     doc["log"] = log
     return doc

@@ -119,10 +119,12 @@ def flagged(
 ) -> list[OfferedPair]:
     """The conflict sets a decision opened or extended, as judge questions: every
     possible_same_attribute set, and every value conflict whose challenged fact is not
-    pinned, whose candidate is not a linked value under its own name
-    (``processors.value_judge.askable``) and whose two statements do not name different
-    things (``processors.newer_value.about_different_things``: "The author of The Witcher
-    ..." / "The author of A Wizard of Earthsea ...").
+    pinned and whose two statements do not name different things
+    (``processors.newer_value.about_different_things``: "The author of The Witcher ..." /
+    "The author of A Wizard of Earthsea ..."). One whose candidate is a linked value under
+    its own name (``processors.value_judge.askable``) is offered as ``kind="now"``, the
+    open question of ``processors.value_now``, only with the message, and never ``ended``
+    by an ending alone.
 
     ``message`` is the deciding event's text: a value question shows it as what the newer
     side said (the evidence, where the candidate's statement is the extractor's paraphrase
@@ -169,15 +171,19 @@ def flagged(
             )
         ):
             continue  # another entity's value: a "yes" would retire a true fact
-        if (
+        # A linked value under its own name is not for the yes/no judge, nor for an ending
+        # alone ("I quit Deloitte, I'm at Nubank now, same kind of work" ends part of an
+        # occupation): it is asked the open question (processors.value_now), or not at all.
+        opened = (
             cs.reason == "value"
             and not switched
             and not value_judge.askable(ch.fact.value, existing.value)
-        ):
-            # Not for the model, nor for an ending alone: "I quit Deloitte, I'm at Nubank
-            # now, same kind of work" ends part of an occupation, not all of it.
+        )
+        if opened and message is None:
             continue
-        ended = switched or (evidence and ends(message or "", existing.value, strict=True))
+        ended = switched or (
+            not opened and evidence and ends(message or "", existing.value, strict=True)
+        )
         pair = OfferedPair(
             set_id=cs.id,
             project_id=cs.project_id,
@@ -191,7 +197,7 @@ def flagged(
         if cs.reason == "value":
             pair = replace(
                 pair,
-                kind="value",
+                kind="now" if opened else "value",
                 candidate_id=ch.fact.id,
                 candidate_value=_shown(ch.fact.value),
                 candidate_statement=message or ch.fact.statement or "",

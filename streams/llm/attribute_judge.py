@@ -7,9 +7,10 @@ commands on ``memory.commands``, applied by the subject's partition owner like a
 so they become aliases through the log, and a replay rebuilds them.
 
 Value conflicts (``processors.value_judge``) are offered the same way and asked after, one
-yes/no question each; only a ``yes`` becomes a command (``keep_new``). A pair whose newer
-message ends the existing value (``OfferedPair.ended``) is decided without a call, and
-published before any call is made, so a failing call cannot hold it; with the judge off
+yes/no question each (a linked value under its own name: the open question of
+``processors.value_now``); only a ``yes`` (``replace``) becomes a command (``keep_new``). A
+pair whose newer message ends the existing value (``OfferedPair.ended``) is decided without a
+call, and published before any call is made, so a failing call cannot hold it; with the judge off
 (the ``fake`` provider), it waits for a person like the rest.
 
 Invariants: fails soft: any error of the call, a malformed answer or a refused publish is
@@ -27,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from processors import value_judge
+from processors import value_judge, value_now
 from processors.attribute_judge import (
     FORMAT_NAME,
     JSON_SCHEMA,
@@ -71,7 +72,7 @@ class AttributeJudge:
         published = await self._publish_ended([p for p in pairs if p.ended])
         open_ = [p for p in pairs if not p.ended]
         attributes = [p for p in open_ if p.kind == "attribute"][:MAX_PAIRS]
-        values = [p for p in open_ if p.kind == "value"][:MAX_PAIRS]
+        values = [p for p in open_ if p.kind in ("value", "now")][:MAX_PAIRS]
         for asked, kind in ((attributes, "attribute"), (values, "value")):
             if asked:
                 done = await self._ask(asked, kind)
@@ -110,18 +111,26 @@ class AttributeJudge:
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(None, self.publisher.publish, msgs)
 
+    async def _verdict(self, q: OfferedPair) -> str:
+        if q.kind == "now":
+            answer = await self._complete(
+                value_now.build_prompt(q), value_now.FORMAT_NAME, value_now.JSON_SCHEMA
+            )
+            now = value_now.parse(answer.text, lenient=answer.lenient)
+            return value_now.verdict(now, q.candidate_value, q.existing_value)
+        answer = await self._complete(
+            value_judge.build_prompt(q), value_judge.FORMAT_NAME, value_judge.JSON_SCHEMA
+        )
+        return value_judge.parse(answer.text, lenient=answer.lenient)
+
     async def _ask(self, pairs: Sequence[OfferedPair], kind: str) -> int:
         verdicts: dict[str, str] = {}
         try:
             if kind == "value":
-                # One yes/no question per conflict (processors.value_judge).
+                # One question per conflict: yes/no (processors.value_judge), or the
+                # attribute's value now for a linked value (processors.value_now).
                 for q in pairs:
-                    answer = await self._complete(
-                        value_judge.build_prompt(q),
-                        value_judge.FORMAT_NAME,
-                        value_judge.JSON_SCHEMA,
-                    )
-                    verdicts[q.set_id] = value_judge.parse(answer.text, lenient=answer.lenient)
+                    verdicts[q.set_id] = await self._verdict(q)
                 cmds = value_judge.commands(pairs, verdicts, datetime.now(UTC))
             else:
                 answer = await self._complete(build_prompt(pairs), FORMAT_NAME, JSON_SCHEMA)

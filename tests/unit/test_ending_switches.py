@@ -86,7 +86,7 @@ def _linked(
 def test_a_switch_decides_even_a_linked_value_and_an_ending_alone_does_not(
     word: str, switch: str, own: str
 ) -> None:
-    """A linked value under its own name is never put to the model; the message deciding
+    """A linked value under its own name is never a yes/no question; the message deciding
     it must name the new value itself ("I switched to Neovim"), since an ending may end only
     part of the old value ("I quit Deloitte, I'm at Nubank now, same kind of work")."""
     # "true": a flag, always asked
@@ -94,8 +94,10 @@ def test_a_switch_decides_even_a_linked_value_and_an_ending_alone_does_not(
     decision, before = _linked({own: word}, {"value": "VS Code"})
     (q,) = flagged(decision, before, f"I {switch} {word} and I am not going back.")
     assert q.ended and q.kind == "value"
-    assert flagged(decision, before, f"I gave up on VS Code, I use {word} now.") == []
-    assert flagged(decision, before, f"If I {switch} {word}, would I miss VS Code?") == []
+    # Not decided by the message: asked the open question (processors.value_now) instead.
+    for said in (f"I gave up on VS Code, I use {word} now.", f"If I {switch} {word}, or not?"):
+        (q,) = flagged(decision, before, said)
+        assert q.kind == "now" and not q.ended, said
     assert flagged(decision, before) == []
     # A plain value conflict is offered either way, decided by the switch.
     plain, before = _linked({"value": word}, {"value": "VS Code"})

@@ -128,11 +128,14 @@ def test_a_conflict_with_a_fact_of_the_same_event_is_offered() -> None:
     assert (q.kind, q.existing_value, q.candidate_value) == ("value", '"Civic"', '"Tesla"')
 
 
-def test_a_linked_fact_under_its_own_name_waits_for_a_person() -> None:
+def test_a_linked_fact_under_its_own_name_is_never_a_yes_no_question() -> None:
     """``employer = Nubank`` linked to ``occupation`` is stored ``{"employer": "Nubank"}``:
-    not put to the judge, whose "yes" to it would retire the true occupation."""
+    not put to the yes/no judge, whose "yes" to it would retire the true occupation; with
+    the message it is the open question (``processors.value_now``), without it nothing."""
     decision, before = _conflict(pinned=False, value={"partner": "Javier"})
     assert flagged(decision, before) == []
+    (q,) = flagged(decision, before, "Javier moved in.")
+    assert (q.kind, q.ended, q.candidate_statement) == ("now", False, "Javier moved in.")
     # A linked flag names the new value itself ("the diet is now veganism"): asked.
     decision, before = _conflict(pinned=False, value={"veganism": "yes"})
     assert [q.kind for q in flagged(decision, before)] == ["value"]
@@ -173,8 +176,9 @@ def test_a_message_that_ends_the_challenged_value_decides_without_the_model() ->
     ]
     assert value_judge.commands([q], {}, NOW) == []
     linked, before = _conflict(pinned=False, value={"partner": "Javier"})
-    assert flagged(linked, before, "Javier moved in.") == []
-    assert flagged(linked, before, "I moved out of Paris, Javier and I live in Lyon.") == []
+    for said in ("Javier moved in.", "I moved out of Paris, Javier and I live in Lyon."):
+        (q,) = flagged(linked, before, said)
+        assert q.kind == "now" and not q.ended, said
     # Not the user's own plain ending: someone else's, negated, or "left" (departed).
     for said in (
         "My sister moved out of Paris.",
