@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import urllib.request
 from typing import Any
 
 from bench.harness import RESULTS
-from bench.still_true_probes import ITEMS
+from bench.still_true_probes import ITEMS, chat
 from processors import value_now
 from processors.attribute_judge import OfferedPair
 from processors.hygiene_judge import MalformedJudgeAnswer
@@ -80,28 +79,11 @@ def _pair(message: str, shape: tuple[str, ...]) -> OfferedPair:
     )
 
 
-def _ask(base: str, model: str, messages: list[dict[str, str]]) -> str:
-    body = {
-        "model": model,
-        "messages": messages,
-        "temperature": 0,
-        "max_tokens": 64,
-        "response_format": {"type": "json_object"},
-    }
-    request = urllib.request.Request(
-        f"{base}/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        return str(json.load(reply)["choices"][0]["message"]["content"])
-
-
 def run(base: str, model: str) -> dict[str, Any]:
     rows = []
     for (message, _statement, still), shape in zip(ITEMS, SHAPES, strict=True):
         q = _pair(message, shape)
-        text = _ask(base, model, value_now.build_prompt(q))
+        text = chat(base, model, value_now.build_prompt(q), 64)
         try:
             now: tuple[str, ...] | None = value_now.parse(text)
             verdict = value_now.verdict(now or (), q.candidate_value, q.existing_value)

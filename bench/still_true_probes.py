@@ -120,6 +120,24 @@ FRAMINGS: dict[str, tuple[tuple[str, str], str]] = {
 }
 
 
+def chat(base: str, model: str, messages: list[dict[str, str]], max_tokens: int) -> str:
+    """One JSON-mode completion at temperature 0: the answer's text."""
+    body = {
+        "model": model,
+        "messages": messages,
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "response_format": {"type": "json_object"},
+    }
+    request = urllib.request.Request(
+        f"{base}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        return str(json.load(reply)["choices"][0]["message"]["content"])
+
+
 def _ask(base: str, model: str, framing: str, message: str, statement: str) -> str:
     (kept, ended), question = FRAMINGS[framing]
     choices = " | ".join(f'"{a}"' for a in (kept, ended))
@@ -134,20 +152,7 @@ def _ask(base: str, model: str, framing: str, message: str, statement: str) -> s
         answer = kept if still else ended
         messages.append({"role": "assistant", "content": json.dumps({"answer": answer})})
     messages.append({"role": "user", "content": question.format(m=message, s=statement)})
-    body = {
-        "model": model,
-        "messages": messages,
-        "temperature": 0,
-        "max_tokens": 16,
-        "response_format": {"type": "json_object"},
-    }
-    request = urllib.request.Request(
-        f"{base}/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        text = json.load(reply)["choices"][0]["message"]["content"]
+    text = chat(base, model, messages, 16)
     try:
         return str(json.loads(text)["answer"]).strip().lower()
     except (ValueError, KeyError, TypeError):
