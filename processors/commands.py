@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from processors.adjudication import Change, ChangeKindT, Decision
-from processors.commands_occupied import occupant, yield_to
+from processors.commands_occupied import occupant, restated_by, yield_to
 from schemas.aliases import PredicateAlias
 from schemas.commands import Command
 from schemas.facts import ConflictSet, Fact
@@ -150,7 +150,7 @@ def _resolve(
             if active is not None:
                 update["supersedes_id"] = active.id
             promoted = f.model_copy(update=update)
-            taken = occupant(promoted, active, facts)
+            taken = occupant(promoted, active, facts) or restated_by(promoted, active, facts)
             if taken is not None:
                 waiting = f.model_copy(update={"predicate": promoted.predicate})
                 yielded = yield_to(waiting, taken, cs, resolved, alias, facts, conflicts, now)

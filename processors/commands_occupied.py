@@ -3,7 +3,13 @@
 A conflict set waits for a person or the judge; meanwhile an event may make another fact
 active on the predicate the winner would hold (an explicit ``supersede`` of the challenged
 fact, or a far statement created on the contender's own predicate). That fact was not decided
-on, so the winner yields to it, as a value arriving by an event would:
+on, so the winner yields to it, as a value arriving by an event would. So does a winner whose
+own statement a *newer* active fact restates with another value in the same slot, under
+another predicate (``restated_by``, ``processors.same_frame``): "Austen Moralez graduated
+from the University of California, Berkeley." waited in a possible_same_attribute set while
+a later event of the same batch stored "... graduated from New York University." as
+``graduation_school``, which could not see a held candidate; promoted as it was, the older
+value became current beside the newer (the Letta set's first 5 rows).
 
 Invariants:
 - The occupant is never retired, edited away or displaced; it is only reinforced when the
@@ -15,6 +21,10 @@ Invariants:
   it, and one resolution opens at most one).
 - The winner's first change is ``conflict_resolved`` with the resolved set, so a consumer
   sees the resolution on it whatever became of it.
+- A restating occupant (``restated_by``) is only ever newer than the winner (its
+  ``valid_from`` later), of the same subject, not the fact this resolution retires, and not
+  about another named thing (``processors.about.named_in``); it is treated as an occupant
+  of its own predicate, so the winner waits in that predicate's value set.
 """
 
 from __future__ import annotations
@@ -22,10 +32,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+from processors.about import entity_slug, named_in
 from processors.adjudication import Change, ChangeKindT
 from processors.bounded import with_member, with_sources
 from processors.ids import held_conflict_set_id
 from processors.normalize import canonical_value
+from processors.same_frame import restates
 from schemas.aliases import PredicateAlias
 from schemas.facts import ConflictSet, Fact
 
@@ -47,6 +59,35 @@ def occupant(promoted: Fact, retired: Fact | None, facts: Mapping[str, Fact]) ->
         ),
         None,
     )
+
+
+def restated_by(promoted: Fact, retired: Fact | None, facts: Mapping[str, Fact]) -> Fact | None:
+    """The newest active fact, newer than ``promoted``, whose statement is ``promoted``'s with
+    another value in the same slot under another predicate (module docstring)."""
+    if promoted.predicate is None or promoted.statement is None:
+        return None
+    mine = named_in(promoted.statement)
+    best: Fact | None = None
+    for f in facts.values():
+        if (
+            f.status != "active"
+            or f.predicate is None
+            or f.predicate == promoted.predicate
+            or f.id == promoted.id
+            or (retired is not None and f.id == retired.id)
+            or (f.project_id, f.subject_id) != (promoted.project_id, promoted.subject_id)
+            or f.valid_from <= promoted.valid_from
+        ):
+            continue
+        theirs = named_in(f.statement)
+        if mine is not None and theirs is not None and entity_slug(mine) != entity_slug(theirs):
+            continue
+        pair = (promoted.predicate, f.predicate)
+        if not restates(promoted.statement, promoted.value, f.statement, f.value, pair):
+            continue
+        if best is None or (f.valid_from, f.id) > (best.valid_from, best.id):
+            best = f
+    return best
 
 
 def yield_to(

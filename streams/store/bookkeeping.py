@@ -20,6 +20,11 @@ from schemas.facts import ConflictSet, Fact
 from streams.store.base import Base
 from streams.store.mapping import conflict_from_row, fact_from_row
 
+# The newer active facts a resolution reads for a restating occupant: a bound, so a subject
+# with a long history costs a command no more than this many rows; beyond it the winner is
+# promoted as it was before.
+NEWER_ACTIVE = 200
+
 
 class Bookkeeping(Base):
     """Commands, aliases and ingest attempts."""
@@ -54,10 +59,11 @@ class Bookkeeping(Base):
     async def command_state(self, cmd: Command) -> tuple[dict[str, Fact], dict[str, ConflictSet]]:
         """What a command needs, and no more (a subject's whole history may be large): the
         facts it names, the conflict set it names and that set's members, the active fact of
-        every predicate among them and of the set's, and the open value sets of those
-        predicates with their listed contenders (a winner whose predicate was taken
-        meanwhile joins one, ``processors.commands_occupied``); all within the command's
-        (project, subject)."""
+        every predicate among them and of the set's, the newest ``NEWER_ACTIVE`` active facts
+        that began after its oldest candidate (one may restate a winner's statement,
+        ``commands_occupied.restated_by``), and the open value sets of those predicates with
+        their listed contenders (a winner whose predicate was taken meanwhile joins one,
+        ``processors.commands_occupied``); all within the command's (project, subject)."""
         scope = (cmd.project_id, cmd.subject_id)
         named = [i for i in (cmd.fact_id, cmd.choose_fact_id) if i]
         conflicts: dict[str, ConflictSet] = {}
@@ -75,13 +81,21 @@ class Bookkeeping(Base):
                SELECT * FROM own UNION ALL
                SELECT * FROM facts WHERE project_id = %s AND subject_id = %s
                    AND status = 'active'
-                   AND predicate IN (SELECT predicate FROM own UNION SELECT %s::text)""",
+                   AND predicate IN (SELECT predicate FROM own UNION SELECT %s::text)
+               UNION ALL
+               (SELECT * FROM facts WHERE project_id = %s AND subject_id = %s
+                   AND status = 'active' AND predicate IS NOT NULL
+                   AND valid_from > (SELECT min(valid_from) FROM own
+                                     WHERE status = 'candidate')
+                   ORDER BY valid_from DESC, id LIMIT %s)""",
             (
                 *scope,
                 named + (list(cs.fact_ids) if cs else []),
                 cs.id if cs else None,
                 *scope,
                 cs.predicate if cs else None,
+                *scope,
+                NEWER_ACTIVE,
             ),
         )
         facts = {r["id"]: fact_from_row(r) for r in await cur.fetchall()}

@@ -146,3 +146,70 @@ def test_a_resolution_waits_for_a_predicate_taken_meanwhile(
         )
         wait_applied(settings, w, 7)
         assert facts_of(settings, "carol")["tea"] == {"v": "green"}
+
+
+def test_a_resolution_does_not_promote_a_value_a_newer_fact_restated(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """While a possible_same_attribute set waits, a later event restates the held
+    contender's statement with another value under another predicate ("The user graduated
+    from NYU." as ``graduation_school`` beside a held "... from Berkeley." as ``education``).
+    Resolved ``distinct``, the older value is not made current beside the newer one: it
+    waits in the newer predicate's value set (``commands_occupied.restated_by``), read from
+    the database by ``command_state``."""
+
+    def _said(predicate: str, value: str, statement: str) -> list[dict]:
+        return [{"predicate": predicate, "value": {"value": value}, "statement": statement}]
+
+    band = {"semantic_threshold": 0.0, "semantic_unsure_supersede": 0.0}
+    unsure = settings.model_copy(update={**band, "semantic_unsure_create": 2.0})
+    far = settings.model_copy(update={**band, "semantic_unsure_create": 0.0})
+    first = [
+        event(
+            "d1",
+            subject="dora",
+            day=1,
+            cands=_said("occupation", "lecturer", "The user is a lecturer."),
+        ),
+        event(
+            "d2",
+            subject="dora",
+            day=2,
+            cands=_said("education", "Berkeley", "The user graduated from Berkeley."),
+        ),
+    ]
+    with WorkerProcess(unsure, tmp_path / "w1.log") as w:
+        sdk.publish_events(unsure, first[:1])
+        wait_applied(unsure, w, 1)
+        sdk.publish_events(unsure, first[1:])
+        wait_applied(unsure, w, 2)
+    (flagged,) = rows(settings, "SELECT id, reason FROM conflict_sets WHERE status = 'open'")
+    assert flagged["reason"] == "possible_same_attribute"
+    newer = _said("graduation_school", "NYU", "The user graduated from NYU.")
+    with WorkerProcess(far, tmp_path / "w2.log") as w:
+        sdk.publish_events(far, [event("d3", subject="dora", day=3, cands=newer)])
+        wait_applied(far, w, 3)
+        assert facts_of(settings, "dora") == {
+            "occupation": {"value": "lecturer"},
+            "graduation_school": {"value": "NYU"},
+        }
+        done = cli(
+            settings, "resolve", "--project", "p1", "--subject", "dora", flagged["id"], "--distinct"
+        )
+        assert done.returncode == 0, done.stderr + done.stdout
+        outcomes = rows(settings, "SELECT outcome FROM commands_applied")
+        assert [r["outcome"] for r in outcomes] == ["applied"]
+        assert facts_of(settings, "dora") == {
+            "occupation": {"value": "lecturer"},
+            "graduation_school": {"value": "NYU"},
+        }
+        (held,) = rows(settings, "SELECT * FROM conflict_sets WHERE status = 'open'")
+        assert (held["reason"], held["predicate"]) == ("value", "graduation_school")
+        waiting = rows(
+            settings,
+            """SELECT predicate, value FROM facts
+               WHERE conflict_set_id = %s AND status = 'candidate'""",
+            (held["id"],),
+        )
+        assert waiting == [{"predicate": "education", "value": {"value": "Berkeley"}}]
+        assert read_topic(settings, topics.EVENTS_DLQ) == []
