@@ -5,7 +5,10 @@ Invariants:
 - At most one active fact per (project, subject, predicate): a supersede retires the old fact
   in the same decision, before the new one is written; a ``create`` with a different value
   opens (or extends) a conflict set and the new fact stays ``candidate``.
-- Reinforcement requires exact canonical value equality (``canonical_value``).
+- Reinforcement requires exact canonical value equality (``canonical_value``). Under
+  ``policy.newer_wins`` an equal value from a newer event whose statement is the known one
+  with a detail changed (``processors.same_frame.changes_detail``) supersedes instead, the
+  value unchanged and the newer statement current; never a pinned fact.
 - An event already in a source of the subject's state changes nothing (duplicate); the
   store also refuses an event it has stored, which covers events whose facts were retired.
 - A pinned fact is never superseded by this path: the attempt opens a conflict; so does a
@@ -65,6 +68,7 @@ from processors.newer_value import about_other_entities, replaces
 from processors.normalize import canonical_value, statement_equal
 from processors.resolution import Match, linked, resolve, restated
 from processors.retirement_reading import read
+from processors.same_frame import changes_detail
 from schemas.events import RawEvent
 from schemas.facts import ExtractedFact, Fact
 
@@ -223,6 +227,8 @@ def _fact(
     if canonical_value(value) == canonical_value(target.value):
         if already:
             work.outcomes.append("duplicate")
+        elif _detail_changed(event, cand, target, match, policy):
+            supersede(work, event, index, cand, target, value, now)
         else:
             reinforce(work, event, target, now)
         return
@@ -240,6 +246,22 @@ def _fact(
 
 
 _SAME_ATTRIBUTE = ("target", "exact", "same", "alias", "frame")
+
+
+def _detail_changed(
+    event: RawEvent, cand: Candidate, target: Fact, match: Match | None, policy: Policy
+) -> bool:
+    """Under ``newer_wins``, whether a newer statement of the same value changes a detail
+    of the known one (``processors.same_frame.changes_detail``: "... on a branding project"
+    / "... on a mobile app development project", one collaborator)."""
+    return (
+        policy.newer_wins
+        and not target.pinned
+        and match is not None
+        and match.how in _SAME_ATTRIBUTE
+        and event.occurred_at > target.valid_from
+        and changes_detail(cand.fact.statement, target.statement, target.value)
+    )
 
 
 def _newer_wins(

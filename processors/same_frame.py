@@ -37,6 +37,9 @@ Invariants:
 - The slot is the whole difference: a word outside both values that differs ("founded" /
   "co-founded", "runs" / "trains") makes the statements different things to this test.
 - English function words, like the other guards of ``processors.grounding``.
+- ``changes_detail`` (one value, a detail of its statement changed) is never true where the
+  value is not said, identically placed, in the shared frame, nor for a changed span that
+  holds a word of the value: a changed value is ``restates``' business.
 """
 
 from __future__ import annotations
@@ -92,6 +95,46 @@ def restates(
         return bool(content)
     said = {w for p in predicates for w in word_list(p.replace("_", " ")) if len(w) >= _STEM}
     return any(_stem(w, p) for w in content if len(w) >= _STEM for p in said)
+
+
+def changes_detail(statement: str | None, known_statement: str | None, value: Any) -> bool:
+    """Whether two statements of one (equal) value are one sentence with a *detail* changed:
+    a shared leading run of two words or more that says the value, and one span each, in
+    between, outside the value's words, each with a content word of its own stem, and a
+    content word in the shared frame besides the value and the names ("Bryen
+    Forster collaborated with Austen Moralez on a successful branding project." / "... on a
+    successful mobile app development project."). A paraphrase whose spans share a stem
+    ("lives" / "is living") is no change, nor is a span the other side lacks (a detail added
+    or dropped says nothing about which holds)."""
+    if not statement or not known_statement:
+        return False
+    mine, theirs = word_list(statement), word_list(known_statement)
+    if not mine or not theirs or len(mine) > MAX_WORDS or len(theirs) > MAX_WORDS:
+        return False
+    values = value_words(value)
+    if mine == theirs or not values:
+        return False
+    head = _shared_head(mine, theirs)
+    tail = _shared_head(mine[head:][::-1], theirs[head:][::-1])
+    mine_slot, their_slot = mine[head : len(mine) - tail], theirs[head : len(theirs) - tail]
+    frame = mine[:head] + mine[len(mine) - tail :]
+    if head < 2 or not values & set(frame):
+        return False
+    # The frame says what the sentence is about, beyond the value, the names and "the user"
+    # ("The user now lives in Lisbon." / "The user's place is Lisbon." share only those).
+    names = _names(statement) | _names(known_statement)
+    if not any(w not in FUNCTION and w not in names and w not in values for w in frame):
+        return False
+    details = []
+    for span in (mine_slot, their_slot):
+        if not 0 < len(span) <= MAX_SLOT or values & set(span):
+            return False
+        details.append([w for w in span if w not in FUNCTION and len(w) >= 3])
+    if not details[0] or not details[1]:
+        return False
+    # Looser than ``_stem``: a detail is changed only when no word of one span opens like
+    # one of the other (three letters: "lives" / "living" is a paraphrase).
+    return not any(_shared_head(list(a), list(b)) >= 3 for a in details[0] for b in details[1])
 
 
 def _stem(a: str, b: str) -> bool:
