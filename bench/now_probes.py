@@ -12,12 +12,10 @@ Temperature 0, one answer per probe.
 
 from __future__ import annotations
 
-import argparse
 import json
 from typing import Any
 
-from bench.harness import RESULTS
-from bench.still_true_probes import ITEMS, chat
+from bench.still_true_probes import ITEMS, chat, written
 from processors import value_now
 from processors.attribute_judge import OfferedPair
 from processors.hygiene_judge import MalformedJudgeAnswer
@@ -116,13 +114,7 @@ def run(base: str, model: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--base-url", default="http://127.0.0.1:8088/v1")
-    p.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
-    args = p.parse_args(argv)
-    doc = run(args.base_url, args.model)
-    path = RESULTS / "judge_probes" / f"now-{args.model}.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    doc = written(argv, __doc__.splitlines()[0], run, "now")
     print(
         f"{doc['right']}/{doc['items']} right; ended facts replaced "
         f"{doc['ended_replaced']}/{doc['ended_items']}; true facts replaced "

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from bench.harness import RESULTS
+from tests.support.llm_replay import post_chat
 
 # Two lines a probe: the message, then (indented) the known fact's statement | "kept" if it is
 # still true after the message, "ended" if not.
@@ -129,13 +130,7 @@ def chat(base: str, model: str, messages: list[dict[str, str]], max_tokens: int)
         "max_tokens": max_tokens,
         "response_format": {"type": "json_object"},
     }
-    request = urllib.request.Request(
-        f"{base}/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=600) as reply:
-        return str(json.load(reply)["choices"][0]["message"]["content"])
+    return post_chat(base, body, 600)
 
 
 def _ask(base: str, model: str, framing: str, message: str, statement: str) -> str:
@@ -186,14 +181,23 @@ def run(base: str, model: str) -> dict[str, Any]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def written(
+    argv: list[str] | None, description: str, probe: Callable[[str, str], dict[str, Any]], name: str
+) -> dict[str, Any]:
+    """A probe bench's run: ``--base-url`` and ``--model`` parsed, ``probe`` run, its result
+    written to ``bench/results/judge_probes/<name>-<model>.json`` and returned."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--base-url", default="http://127.0.0.1:8088/v1")
     p.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     args = p.parse_args(argv)
-    doc = run(args.base_url, args.model)
-    path = RESULTS / "judge_probes" / f"still-true-{args.model}.json"
+    doc = probe(args.base_url, args.model)
+    path = RESULTS / "judge_probes" / f"{name}-{args.model}.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    doc = written(argv, __doc__.splitlines()[0], run, "still-true")
     for name, f in doc["framings"].items():
         print(
             f"{name}: {f['right']}/{doc['items']} right; ended facts called ended "

@@ -101,7 +101,7 @@ def _leaves(root: Any) -> list[str]:
 def _question(attribute: str, old: str, message: str, whose: str = "the user") -> str:
     words = " ".join(attribute.split("_"))[:MAX_SHOWN]
     return (
-        f'{whose[0].upper()}{whose[1:]}\'s {words} was: "{_short(old)}".\n'
+        f'{whose[:1].upper()}{whose[1:]}\'s {words} was: "{_short(old)}".\n'
         f"New message from the user: {_short(message)}\n"
         f"What is {whose}'s {words} now?"
     )

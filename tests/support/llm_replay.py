@@ -118,10 +118,16 @@ class Replay:
         return '{"decisions": []}' if '"decisions"' in system else '{"candidates": []}'
 
     def _ask(self, body: dict[str, Any]) -> str:
-        request = urllib.request.Request(
-            f"{self.live}/chat/completions",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=900) as reply:
-            return str(json.load(reply)["choices"][0]["message"]["content"])
+        assert self.live is not None
+        return post_chat(self.live, body, 900)
+
+
+def post_chat(base: str, body: dict[str, Any], timeout: float) -> str:
+    """One chat completion from an OpenAI-compatible server: the answer's text."""
+    request = urllib.request.Request(
+        f"{base}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
+        return str(json.load(reply)["choices"][0]["message"]["content"])

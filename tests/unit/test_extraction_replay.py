@@ -109,3 +109,27 @@ def test_any_transcript_and_any_request_never_raise(
     ):
         assert isinstance(replay(body), str)
         assert isinstance(question_key(body), str)
+
+
+def test_an_unseen_question_goes_to_the_live_model_or_is_a_counted_miss(tmp_path: Path) -> None:
+    """``--replay-live``: a request the transcript never saw is asked of a real server (here
+    a local OpenAI-compatible stub) and counted ``asked``; without it, a miss answered with
+    nothing the judge would act on."""
+    from tests.support.openai_stub import OpenAIStub
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("not json\n")
+    unseen = _request('Answer only JSON: {"now": [values]}.', "What is the user's city now?")
+    seen: list[object] = []
+
+    def live(body: dict[str, object]) -> str:
+        seen.append(body["messages"])
+        return '{"now": ["Porto"]}'
+
+    with OpenAIStub(responder=live) as stub:
+        replay = Replay(transcript, stub.base_url)
+        assert replay({**unseen, "model": "m"}) == '{"now": ["Porto"]}'
+    assert (replay.asked, replay.misses, len(seen)) == (1, 0, 1)
+    offline = Replay(transcript)
+    assert offline(unseen) == '{"now": []}'
+    assert (offline.asked, offline.misses) == (0, 1)
