@@ -38,8 +38,10 @@ Invariants:
   "co-founded", "runs" / "trains") makes the statements different things to this test.
 - English function words, like the other guards of ``processors.grounding``.
 - ``changes_detail`` (one value, a detail of its statement changed) is never true where the
-  value is not said, identically placed, in the shared frame, nor for a changed span that
-  holds a word of the value: a changed value is ``restates``' business.
+  value is not said on both sides (the same words of it), nor for a changed span that holds
+  a word of the value: a changed value is ``restates``' business. Where the two place the
+  value differently, the frame they share without it holds ``_FRAME_WORDS`` content words
+  besides the names, and opens both sentences.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from processors.grounding import value_words, word_list
 
 MAX_WORDS = 80
 MAX_SLOT = 8
+# A reordered sentence's frame: content words it shares besides the names (``_reordered``).
+_FRAME_WORDS = 3
 _STEM = 4
 # Words that say how, not what: a frame made only of these (and names) names no attribute.
 _FUNCTION_WORDS = (
@@ -105,7 +109,12 @@ def changes_detail(statement: str | None, known_statement: str | None, value: An
     Forster collaborated with Austen Moralez on a successful branding project." / "... on a
     successful mobile app development project."). A paraphrase whose spans share a stem
     ("lives" / "is living") is no change, nor is a span the other side lacks (a detail added
-    or dropped says nothing about which holds)."""
+    or dropped says nothing about which holds).
+
+    Failing that, the same test on the two sentences' content words with the value's words
+    taken out (``_reordered``): the value said on both sides, wherever each places it ("Bryen
+    Forster and Austen Moralez collaborated on a ... mobile app development project" / "Bryen
+    Forster collaborated with Austen Moralez on a ... branding project")."""
     if not statement or not known_statement:
         return False
     mine, theirs = word_list(statement), word_list(known_statement)
@@ -114,19 +123,52 @@ def changes_detail(statement: str | None, known_statement: str | None, value: An
     values = value_words(value)
     if mine == theirs or not values:
         return False
+    names = _names(statement) | _names(known_statement)
+    return _in_place(mine, theirs, values, names) or _reordered(mine, theirs, values, names)
+
+
+def _in_place(mine: list[str], theirs: list[str], values: set[str], names: set[str]) -> bool:
     head = _shared_head(mine, theirs)
     tail = _shared_head(mine[head:][::-1], theirs[head:][::-1])
-    mine_slot, their_slot = mine[head : len(mine) - tail], theirs[head : len(theirs) - tail]
     frame = mine[:head] + mine[len(mine) - tail :]
     if head < 2 or not values & set(frame):
         return False
     # The frame says what the sentence is about, beyond the value, the names and "the user"
     # ("The user now lives in Lisbon." / "The user's place is Lisbon." share only those).
-    names = _names(statement) | _names(known_statement)
     if not any(w not in FUNCTION and w not in names and w not in values for w in frame):
         return False
+    return _one_detail(mine[head : len(mine) - tail], theirs[head : len(theirs) - tail], values)
+
+
+def _reordered(mine: list[str], theirs: list[str], values: set[str], names: set[str]) -> bool:
+    """``changes_detail`` with the value placed anywhere: both sentences say the same value
+    words, each once; what is left of them, content words only, is a shared frame of
+    ``_FRAME_WORDS`` content words or more besides the names, opening the sentence, and one
+    changed span."""
+    said = values & set(mine)
+    if not said or said != values & set(theirs):
+        return False
+    # Each word of the value said once a side: taking it out moves the value and nothing
+    # else (a value word in a changed span as well makes it a changed value).
+    if any(mine.count(w) != 1 or theirs.count(w) != 1 for w in said):
+        return False
+    a = [w for w in mine if w not in values and w not in FUNCTION]
+    b = [w for w in theirs if w not in values and w not in FUNCTION]
+    if a == b:
+        return False
+    head = _shared_head(a, b)
+    tail = _shared_head(a[head:][::-1], b[head:][::-1])
+    frame = a[:head] + a[len(a) - tail :]
+    if head < 1 or sum(w not in names for w in frame) < _FRAME_WORDS:
+        return False
+    return _one_detail(a[head : len(a) - tail], b[head : len(b) - tail], values)
+
+
+def _one_detail(mine: list[str], theirs: list[str], values: set[str]) -> bool:
+    """One changed span each side, short, outside the value, with a content word each and
+    no two of them opening alike."""
     details = []
-    for span in (mine_slot, their_slot):
+    for span in (mine, theirs):
         if not 0 < len(span) <= MAX_SLOT or values & set(span):
             return False
         details.append([w for w in span if w not in FUNCTION and len(w) >= 3])

@@ -49,6 +49,48 @@ def test_a_changed_detail_is_read_both_ways_and_a_changed_value_is_not(
     assert not changes_detail(said, known, {"value": "zzzzqqq"})
 
 
+@st.composite
+def _reordered(draw: st.DrawFn) -> tuple[str, str, str, list[str], list[str]]:
+    """The value placed differently in each sentence (after the opening, before the tail, at
+    the end), a detail span each side: (statement, known statement, value, spans)."""
+    head, tail = draw(st.lists(_word, min_size=2, max_size=3)), draw(_words)
+    value = draw(_word)
+    mine, theirs = draw(_words), draw(_words)
+    assume(len(set(head + tail + mine + theirs + [value])) == len(head + tail + mine + theirs) + 1)
+    spots = draw(st.lists(st.integers(0, 2), min_size=2, max_size=2, unique=True))
+
+    def sentence(detail: list[str], spot: int) -> str:
+        parts = [["Ada", *head], detail, tail]
+        parts[spot] = [*parts[spot], "with", value]
+        return " ".join(w for part in parts for w in part) + "."
+
+    return sentence(mine, spots[0]), sentence(theirs, spots[1]), value, mine, theirs
+
+
+@given(_reordered())
+def test_a_changed_detail_is_read_wherever_each_sentence_places_the_value(
+    p: tuple[str, str, str, list[str], list[str]],
+) -> None:
+    said, known, value, mine, theirs = p
+    changed = not {w[:3] for w in mine} & {w[:3] for w in theirs}
+    assert changes_detail(said, known, {"value": value}) == changed
+    assert changes_detail(known, said, {"value": value}) == changed
+    # The value said on one side only: nothing anchors the two to one value.
+    assert not changes_detail(said, known.replace(value, "zzzzqqq"), {"value": value})
+
+
+def test_a_reordered_sentence_needs_a_frame_beyond_its_verb() -> None:
+    # Only "drives" is shared besides the value: the rest could be anything.
+    assert not changes_detail(
+        "The user drives a red Tesla.", "The user drives a Tesla bought in 2024.", "Tesla"
+    )
+    assert changes_detail(
+        "Ada and Ben Okoro restored a rusty sailing boat for the harbour museum.",
+        "Ada restored a rusty motor launch with Ben Okoro for the harbour museum.",
+        {"value": "Ben Okoro"},
+    )
+
+
 @given(a=HOSTILE_TEXT, b=HOSTILE_TEXT, value=JSON)
 def test_any_statements_and_value_give_a_boolean(a: str, b: str, value: object) -> None:
     assert isinstance(changes_detail(a, b, {"value": value}), bool)
