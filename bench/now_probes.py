@@ -81,9 +81,12 @@ def run(base: str, model: str) -> dict[str, Any]:
     rows = []
     for (message, _statement, still), shape in zip(ITEMS, SHAPES, strict=True):
         q = _pair(message, shape)
-        text = chat(base, model, value_now.build_prompt(q), 64)
+        # Offered as the pipeline offers it (``streams.consolidation.jobs.flagged``): another
+        # person's attribute is never asked, and waits as "keep".
+        asked = value_now.askable({shape[2]: shape[3]}, shape[0])
+        text = chat(base, model, value_now.build_prompt(q), 64) if asked else ""
         try:
-            now: tuple[str, ...] | None = value_now.parse(text)
+            now: tuple[str, ...] | None = value_now.parse(text) if asked else None
             verdict = value_now.verdict(now or (), q.candidate_value, q.existing_value)
         except MalformedJudgeAnswer:
             now, verdict = None, "keep"
@@ -94,6 +97,7 @@ def run(base: str, model: str) -> dict[str, Any]:
                 "known": shape[1],
                 "candidate": {shape[2]: shape[3]},
                 "still_true": still,
+                "asked": asked,
                 "answer": text,
                 "now": now,
                 "verdict": verdict,

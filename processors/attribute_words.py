@@ -102,6 +102,17 @@ QUALIFIERS = _set(
     maternal paternal systolic diastolic inbound outbound incoming outgoing upstairs
     downstairs"""
 )
+# Words naming a person other than the speaker: a value keyed by one of them
+# (``sister_city``, ``mom_job``) is that person's, not the speaker's attribute
+# (``processors.value_now.askable``).
+PEOPLE = _set(
+    """mother father mom mum mam dad mama papa parent brother sister sibling son daughter
+    child children kid baby wife husband spouse partner boyfriend girlfriend fiance fiancee
+    grandmother grandfather grandma grandpa granny grandparent grandson granddaughter
+    grandchild aunt uncle cousin niece nephew friend roommate flatmate housemate
+    colleague coworker boss manager neighbour neighbor landlord tenant stepmother
+    stepfather stepson stepdaughter"""
+)
 # Qualifiers that restate the default a memory holds (the present): on one side only, they
 # do not make a different attribute.
 DEFAULT_QUALIFIERS = _set(

@@ -19,8 +19,10 @@ person, as it did before this question existed.
 
 Invariants:
 - Offered only a value conflict ``value_judge.askable`` refuses (``kind="now"``), its
-  challenged fact active and not pinned; the prompt shows the attribute, the old value and
-  the message (each bounded by ``value_judge.MAX_SHOWN``), never ids of sets or of people.
+  challenged fact active and not pinned, and whose own name is not another person's
+  attribute (``askable``: ``sister_city`` under ``home_city``); the prompt shows the
+  attribute, the old value and the message (each bounded by ``value_judge.MAX_SHOWN``),
+  never ids of sets or of people.
 - ``parse`` returns the answer's values as strings (at most ``MAX_VALUES``, each bounded) or
   raises ``MalformedJudgeAnswer``; never anything else, for any text.
 - ``verdict`` is pure and total: any JSON values, any answer; an empty answer, one that keeps
@@ -32,11 +34,13 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from processors.about import owner
 from processors.attribute_judge import OfferedPair
+from processors.attribute_words import PEOPLE
 from processors.ending import stem
 from processors.grounding import value_words
 from processors.hygiene_judge import MalformedJudgeAnswer
@@ -55,10 +59,14 @@ JSON_SCHEMA: dict[str, Any] = {
 }
 SYSTEM = 'You update a user\'s memory. Answer only JSON: {"now": [values]}.'
 
-# (attribute, old value, message, the values now): a replacement, an addition beside the old
-# value, someone else's change, and a change of something else with the old value kept.
+# (attribute, old value, message, the values now): a replacement, an ending with the new
+# state alone, an addition beside the old value, someone else's change, and a change of
+# something else with the old value kept. The ending (the fifth, added second) took the
+# probes from 10 to 13 of 18 ended facts replaced, none of the 14 true ones
+# (``bench.now_probes``).
 EXAMPLES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("employer", "Acme Corp", "I started my new job at Globex on Monday.", ("Globex",)),
+    ("commute", "drives to work", "I sold my car in June, I take the tram now.", ("tram",)),
     ("languages", "French", "I've learned some German too.", ("French", "German")),
     ("car", "Mazda 3", "My brother just bought a Volvo.", ("Mazda 3",)),
     (
@@ -68,6 +76,33 @@ EXAMPLES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         ("electrician",),
     ),
 )
+
+
+def askable(candidate_value: Mapping[str, Any], attribute: str) -> bool:
+    """Whether a linked value may be asked about at all: not when one of its own keys is a
+    person's attribute the attribute itself does not name (``sister_city`` under
+    ``home_city``, ``mom_job`` under ``occupation``: the person's value). Asked "what is the
+    user's home city now?" after "My sister moved to Berlin", the 1.5B answered Berlin
+    (``bench.now_probes`` with a fifth example). A key that is only the person (``partner``
+    under ``living_situation``: who lives with the user) is the user's own and is asked."""
+    mine = set(_words(attribute))
+    for key in candidate_value:
+        words = _words(str(key))
+        people = {w for w in words if _person(w)}
+        if people - mine and set(words) - people - _NAMING:
+            return False
+    return True
+
+
+_NAMING = frozenset({"name", "names", "called"})
+
+
+def _person(word: str) -> bool:
+    return word in PEOPLE or (word.endswith("s") and word[:-1] in PEOPLE)
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^0-9a-z]+", name.casefold()[:MAX_SHOWN]) if w]
 
 
 def _short(text: str) -> str:

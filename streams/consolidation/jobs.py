@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import orjson
 from pydantic import ValidationError
 
-from processors import envelopes, value_judge
+from processors import envelopes, value_judge, value_now
 from processors.about import the_users_own
 from processors.adjudication import Decision, SubjectState
 from processors.attribute_judge import OfferedPair
@@ -123,8 +123,9 @@ def flagged(
     (``processors.newer_value.about_different_things``: "The author of The Witcher ..." /
     "The author of A Wizard of Earthsea ..."). One whose candidate is a linked value under
     its own name (``processors.value_judge.askable``) is offered as ``kind="now"``, the
-    open question of ``processors.value_now``, only with the message, and never ``ended``
-    by an ending alone.
+    open question of ``processors.value_now``, only with the message, never ``ended`` by an
+    ending alone, and not when its own name is another person's attribute
+    (``value_now.askable``: ``sister_city`` under ``home_city``).
 
     ``message`` is the deciding event's text: a value question shows it as what the newer
     side said (the evidence, where the candidate's statement is the extractor's paraphrase
@@ -179,7 +180,7 @@ def flagged(
             and not switched
             and not value_judge.askable(ch.fact.value, existing.value)
         )
-        if opened and message is None:
+        if opened and (message is None or not value_now.askable(ch.fact.value, existing.predicate)):
             continue
         ended = switched or (
             not opened and evidence and ends(message or "", existing.value, strict=True)

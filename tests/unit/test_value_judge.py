@@ -141,6 +141,10 @@ def test_a_linked_fact_under_its_own_name_is_never_a_yes_no_question() -> None:
     assert [q.kind for q in flagged(decision, before)] == ["value"]
     decision, before = _conflict(pinned=False, value={"value": "Lyon", "since": "May"})
     assert [q.kind for q in flagged(decision, before)] == ["value"]
+    # Another person's attribute under the user's (``sister_city`` under ``home_city``):
+    # never asked, whatever the message; it waits for a person.
+    decision, before = _conflict(pinned=False, value={"sister_city": "Berlin"})
+    assert flagged(decision, before, "My sister moved to Berlin last month.") == []
 
 
 @given(

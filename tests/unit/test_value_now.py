@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from processors import value_now
 from processors.attribute_judge import OfferedPair
+from processors.attribute_words import PEOPLE
 from processors.ending import stem
 from processors.grounding import value_words
 from processors.hygiene_judge import MalformedJudgeAnswer
@@ -112,3 +113,30 @@ def test_the_question_names_the_attribute_the_old_value_and_the_message() -> Non
     # A worked example answers as JSON the parser reads.
     for shown in value_now.build_prompt(q)[2:-1:2]:
         assert value_now.parse(shown["content"])
+
+
+PEOPLE_WORDS = st.sampled_from(sorted(PEOPLE))
+OTHER = WORD.filter(lambda w: w.casefold() not in PEOPLE and w.casefold().rstrip("s") not in PEOPLE)
+
+
+@given(person=PEOPLE_WORDS, own=OTHER, attribute=st.lists(OTHER, min_size=1, max_size=3))
+def test_another_persons_attribute_is_never_asked(
+    person: str, own: str, attribute: list[str]
+) -> None:
+    assume(own.casefold() not in {"name", "names", "called"})
+    key = "_".join([person, own] if len(own) % 2 else [own, person.upper()])
+    assert not value_now.askable({key: "x"}, "_".join(attribute))
+    # The attribute names that person itself (``partner_home_city``): the same person's.
+    assert value_now.askable({key: "x"}, "_".join([person, *attribute]))
+    # The person alone is who the value is (``partner = Javier``): the user's own.
+    assert value_now.askable({person: "x"}, "_".join(attribute))
+
+
+@given(keys=st.lists(OTHER, min_size=1, max_size=3), attribute=HOSTILE_TEXT)
+def test_a_name_of_no_person_is_asked(keys: list[str], attribute: str) -> None:
+    assert value_now.askable({"_".join(keys): 1}, attribute)
+
+
+@given(value=st.dictionaries(HOSTILE_TEXT, JSON, max_size=4), attribute=HOSTILE_TEXT)
+def test_askable_is_total(value: dict[str, object], attribute: str) -> None:
+    assert isinstance(value_now.askable(value, attribute), bool)
