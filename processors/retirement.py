@@ -49,7 +49,10 @@ Invariants:
 - A flag or a value of several parts ("yes", ``{"make": ..., "model": ...}``) is retired
   only by a denial of its statement (``denies_statement``): "never"/"not" before the
   statement's own main verb, two of the statement's words after it said after the denial,
-  no scope word in the sentence.
+  no scope word in the sentence. A value said in words may be denied that way too, only
+  when the denial says every word of it after the verb, followed by what follows it in the
+  statement or closing there ("never featured Joshan Wode's photographs" against "featured
+  Joshan Wode's photographs"; never "the ... Award money" against "... the Award.").
 - English-only, like ``processors.ending``.
 """
 
@@ -63,6 +66,7 @@ from processors.grounding import leaves, value_words, word_list
 from processors.retirement_reading import (
     Reading,
     Sentence,
+    as_stated,
     closes,
     lemma,
     lost_at,
@@ -255,11 +259,18 @@ def denies_statement(message: Reading, fact: Fact, owner: str | None) -> bool:
     choral directors."). A flag value ("yes") or a value of several parts is denied only
     this way. A statement that is itself negated is not denied."""
     statement = fact.statement
+    if not isinstance(statement, str):
+        return False
     phrase = _one_phrase(fact.value)
-    if not isinstance(statement, str) or (
-        phrase is not None and any(len(w) >= 4 or w.isdigit() for w in value_words(phrase))
-    ):
-        return False  # a value said in words is denied by its words (``_value_retired``)
+    # A value said in words is denied by its words (``_value_retired``), or by a denial of
+    # its statement that says every one of them after the denied verb ("Lorae Jonis has
+    # never featured Joshan Wode's photographs in any of her books", value "Joshan Wode",
+    # where the possessive keeps the value rule from reading it).
+    worded = (
+        {lemma(w) for w in value_words(phrase) if len(w) >= 4 or w.isdigit()}
+        if phrase is not None
+        else set()
+    )
     said = word_list(statement[:_SCAN])
     if set(said) & NEGATIONS:
         return False
@@ -277,8 +288,11 @@ def denies_statement(message: Reading, fact: Fact, owner: str | None) -> bool:
                 continue
             if lemma(s.words[k + 1]) != verb:
                 continue
-            mine = {lemma(w) for w in s.words[k + 2 :] if len(w) >= 4 and w not in skip}
-            if len(theirs & mine) >= 2:
+            after = s.words[k + 2 :]
+            mine = {lemma(w) for w in after if len(w) >= 4 and w not in skip}
+            if len(theirs & mine) < 2 or not worded <= {lemma(w) for w in after}:
+                continue
+            if not worded or as_stated(s, k + 2, said, word_list(phrase or "")):
                 return True
     return False
 

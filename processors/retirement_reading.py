@@ -268,3 +268,21 @@ def lemma(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
+
+
+def as_stated(s: Sentence, start: int, statement: list[str], value: list[str]) -> bool:
+    """The value said in the sentence (from ``start``) is followed by what follows it in the
+    statement, or closes there: "Joshan Wode's photographs" as stated, never "the ... Award
+    money" against a statement that ends at "Award"."""
+    if not value:
+        return False
+    last = value[-1]
+    at = [i for i in range(start, len(s.words)) if s.words[i] == last]
+    there = [i for i, w in enumerate(statement) if w == last]
+    if len(at) != 1 or len(there) != 1:
+        return False
+    i, j = at[0], there[0]
+    closed = i + 1 >= len(s.words) or s.breaks[i]
+    if j + 1 >= len(statement):
+        return closed
+    return not closed and s.words[i + 1] == statement[j + 1]

@@ -152,6 +152,32 @@ def test_a_named_owners_denial_of_the_statement_retires_only_theirs(
     assert not says(f"{name} has never {verb} any {said}.", negated)
 
 
+@given(
+    name=st.tuples(word, word).map(" ".join),
+    value=st.tuples(word, word).map(" ".join),
+    verb=st.sampled_from(["featured", "exhibited", "printed", "sold"]),
+    things=st.lists(word, min_size=2, max_size=3, unique_by=stem),
+    more=word,
+)
+def test_a_worded_value_is_denied_through_its_statement_only_as_stated(
+    name: str, value: str, verb: str, things: list[str], more: str
+) -> None:
+    """A named value said inside a longer phrase ("Joshan Wode's photographs") escapes the
+    value rule; a denial of the statement that says the value as the statement does, after
+    the denied verb, retires it. The value followed by another word than the statement's
+    ("the Award money") or not said after the verb does not."""
+    words = {stem(w) for w in [*name.split(), *value.split(), *things, more]}
+    assume(len(words) == len(name.split()) + len(value.split()) + len(things) + 1)
+    said = " ".join(things)
+    f = fact(value, predicate="collaborator", statement=f"{name} {verb} {value}'s {said}.")
+    assert says(f"{name} has never {verb} {value}'s {said} in any form.", f)
+    assert not says(f"{name} has never {verb} {value} {more} {said}.", f)
+    assert not says(f"{name} has never {verb} any {said} by her.", f)
+    ends = fact(value, predicate="award", statement=f"{name} {verb} the {said} {value}.")
+    assert says(f"{name} never {verb} the {said} {value}.", ends)
+    assert not says(f"{name} never {verb} the {said} {value} {more} in cash.", ends)
+
+
 @given(value=value_of)
 def test_a_candidate_the_message_only_denies_is_dropped(value: str) -> None:
     c = ExtractedFact(predicate="car", value={"value": value}, statement=f"The user has {value}.")
