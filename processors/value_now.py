@@ -34,13 +34,13 @@ Invariants:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from processors.about import owner
 from processors.attribute_judge import OfferedPair
 from processors.attribute_words import PEOPLE
+from processors.attributes import lexical
 from processors.ending import stem
 from processors.grounding import value_words
 from processors.hygiene_judge import MalformedJudgeAnswer
@@ -85,24 +85,18 @@ def askable(candidate_value: Mapping[str, Any], attribute: str) -> bool:
     user's home city now?" after "My sister moved to Berlin", the 1.5B answered Berlin
     (``bench.now_probes`` with a fifth example). A key that is only the person (``partner``
     under ``living_situation``: who lives with the user) is the user's own and is asked."""
-    mine = set(_words(attribute))
+    # ``attributes.lexical`` reads a predicate's words as the resolver does: plurals and
+    # synonyms folded ("kids" -> child, "mom" -> mother).
+    mine = set(lexical(attribute[:MAX_SHOWN]).words)
     for key in candidate_value:
-        words = _words(str(key))
-        people = {w for w in words if _person(w)}
-        if people - mine and set(words) - people - _NAMING:
+        words = set(lexical(str(key)[:MAX_SHOWN]).words)
+        people = words & PEOPLE
+        if people - mine and words - people - _NAMING:
             return False
     return True
 
 
-_NAMING = frozenset({"name", "names", "called"})
-
-
-def _person(word: str) -> bool:
-    return word in PEOPLE or (word.endswith("s") and word[:-1] in PEOPLE)
-
-
-def _words(name: str) -> list[str]:
-    return [w for w in re.split(r"[^0-9a-z]+", name.casefold()[:MAX_SHOWN]) if w]
+_NAMING = frozenset({"name", "called"})
 
 
 def _short(text: str) -> str:
