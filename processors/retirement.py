@@ -53,6 +53,9 @@ Invariants:
   when the denial says every word of it after the verb, followed by what follows it in the
   statement or closing there ("never featured Joshan Wode's photographs" against "featured
   Joshan Wode's photographs"; never "the ... Award money" against "... the Award.").
+- A statement in the passive is retired too by its agent's denial in the active
+  (``processors.retirement_agent``: "Lorae Jonis has never featured Joshan Wode's
+  photographs in any of her books" against "Joshan Wode was featured in Lorae Jonis' book").
 - English-only, like ``processors.ending``.
 """
 
@@ -63,6 +66,7 @@ from typing import Any
 from processors.about import named_in
 from processors.ending import NEGATIONS, OBJECT_FILLER, stem
 from processors.grounding import leaves, value_words, word_list
+from processors.retirement_agent import denied_by_agent
 from processors.retirement_reading import (
     Reading,
     Sentence,
@@ -137,8 +141,10 @@ def retires(message: Reading | None, fact: Fact, replaced: bool = False) -> bool
             return False
         owner = named_in(fact.statement)
         scope = _lemmas(fact.statement)
-        return _value_retired(message, fact.value, owner, scope, replaced) or denies_statement(
-            message, fact, owner
+        return (
+            _value_retired(message, fact.value, owner, scope, replaced)
+            or denies_statement(message, fact, owner)
+            or denied_by_agent(message, fact, owner)
         )
     except (TypeError, ValueError, RecursionError):
         return False

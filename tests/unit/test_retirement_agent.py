@@ -1,0 +1,90 @@
+"""processors.retirement_agent: a passive statement denied by its agent in the active.
+
+Properties over generated names, participles, nouns and values: the agent's plain denial of
+the same verb, with the owner as its object and a word of the statement besides the names,
+retires (through ``processors.retirement.retires``); the owner's, a stranger's, a question,
+a scoped denial, names alone, an active statement or a negated one do not; hostile text and
+statements never raise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from processors.retirement_agent import denied_by_agent
+from processors.retirement_reading import lemma, read
+from tests.support.hostile import JSON
+from tests.unit.test_retirement import fact, says, word
+
+name = st.tuples(word, word).map(" ".join)
+# Participle -> base form ("did not hire"); irregular ones are denied in the participle only.
+PARTICIPLE = {
+    "featured": "feature",
+    "hired": "hire",
+    "mentored": "mentor",
+    "trained": "train",
+    "interviewed": "interview",
+    "held": "held",
+    "taught": "taught",
+}
+AGENT_OPENERS = ["has never", "never", "has not", "had never"]
+
+
+def _distinct(*parts: str) -> bool:
+    words = [lemma(w.casefold()) for p in parts for w in p.split()]
+    return len(words) == len(set(words))
+
+
+@given(
+    owner=name,
+    agent=name,
+    stranger=name,
+    verb=st.sampled_from(sorted(PARTICIPLE)),
+    noun=word.filter(lambda w: not w.endswith("s")),
+    other=word,
+    value=st.tuples(word, word).map(" and ".join),
+    opener=st.sampled_from(AGENT_OPENERS),
+)
+def test_the_agents_denial_retires_and_nothing_else_does(
+    owner: str,
+    agent: str,
+    stranger: str,
+    verb: str,
+    noun: str,
+    other: str,
+    value: str,
+    opener: str,
+) -> None:
+    assume(_distinct(owner, agent, stranger, noun, other, value.replace(" and ", " ")))
+    f = fact(
+        value, predicate="featured_in", statement=f"{owner} was {verb} in {agent}'s {noun} {value}."
+    )
+    owned = f"{owner}'s work in any of her {noun}s."
+    assert says(f"{agent} {opener} {verb} {owned}", f)
+    assert says(f"{agent} did not {PARTICIPLE[verb]} {owned}", f)
+    # Someone the statement does not name, or the owner (``denies_statement``'s business).
+    assert not says(f"{stranger} {opener} {verb} {owned}", f)
+    assert not denied_by_agent(read(f"{owner} {opener} {verb} {owned}", "user"), f, owner)
+    # The names alone, another verb, a question, a scope, a report.
+    assert not says(f"{agent} {opener} {verb} {owner}'s {other}.", f)
+    assert not says(f"{agent} {opener} praised {owned}", f)
+    assert not says(f"Has {agent} never {verb} {owner}'s work in any {noun}?", f)
+    assert not says(f"{agent} {opener} {verb} {owner}'s work in any {noun} this year.", f)
+    assert not says(f"My friend said {agent} never {verb} {owned}", f)
+    # An active statement, and one already negated.
+    active = fact(value, predicate="x", statement=f"{owner} {verb} {agent}'s {noun} {value}.")
+    assert not denied_by_agent(read(f"{agent} {opener} {verb} {owned}", "user"), active, owner)
+    negated = fact(value, predicate="x", statement=f"{owner} was never {verb} in {agent}'s {noun}.")
+    assert not says(f"{agent} {opener} {verb} {owned}", negated)
+
+
+@given(
+    text=st.text(max_size=300), statement=st.one_of(st.none(), st.text(max_size=300)), value=JSON
+)
+def test_hostile_input_never_raises(text: str, statement: str | None, value: Any) -> None:
+    f = fact(value if isinstance(value, dict) else {"v": value}, statement=statement)
+    denied_by_agent(read(text, "user"), f, "Anna Berg")
+    denied_by_agent(read(text, None), f, None)
