@@ -47,14 +47,15 @@ Invariants:
   but only for a fact a candidate of the message replaces (``replaced``): "My iPhone died"
   alone may be a flat battery, so it never retires a fact with no successor.
 - A flag or a value of several parts ("yes", ``{"make": ..., "model": ...}``) is retired
-  only by a denial of its statement (``denies_statement``): "never"/"not" before the
-  statement's own main verb, two of the statement's words after it said after the denial,
-  no scope word in the sentence. A value said in words may be denied that way too, only
-  when the denial says every word of it after the verb, followed by what follows it in the
-  statement or closing there ("never featured Joshan Wode's photographs" against "featured
-  Joshan Wode's photographs"; never "the ... Award money" against "... the Award.").
+  only by a denial of its statement (``retirement_statement.denies_statement``):
+  "never"/"not" before the statement's own main verb, two of the statement's words after it
+  said after the denial, no scope word in the sentence. A value said in words may be denied
+  that way too, only when the denial says every word of it after the verb, followed by what
+  follows it in the statement or closing there ("never featured Joshan Wode's photographs"
+  against "featured Joshan Wode's photographs"; never "the ... Award money" against "... the
+  Award.").
 - A statement in the passive is retired too by its agent's denial in the active
-  (``processors.retirement_agent``: "Lorae Jonis has never featured Joshan Wode's
+  (``processors.retirement_statement``: "Lorae Jonis has never featured Joshan Wode's
   photographs in any of her books" against "Joshan Wode was featured in Lorae Jonis' book").
 - English-only, like ``processors.ending``.
 """
@@ -65,12 +66,10 @@ from typing import Any
 
 from processors.about import named_in
 from processors.ending import NEGATIONS, OBJECT_FILLER, stem
-from processors.grounding import leaves, value_words, word_list
-from processors.retirement_agent import denied_by_agent
+from processors.grounding import value_words, word_list
 from processors.retirement_reading import (
     Reading,
     Sentence,
-    as_stated,
     closes,
     lemma,
     lost_at,
@@ -79,6 +78,7 @@ from processors.retirement_reading import (
     span_end,
     word_set,
 )
+from processors.retirement_statement import denied_by_agent, denies_statement, one_phrase
 from schemas.facts import ExtractedFact, Fact
 
 # Done endings: the state is over ("selling", "quitting", "left" and "replaced" may not be).
@@ -113,20 +113,9 @@ _STATE_VERBS = word_set(
     "belong belongs belonged hold holds held run runs ran"
 )
 _COPULA = word_set("m am is are re s was were isn aren wasn weren")
-# Words that join two things: a value holding one is not one phrase.
-_JOINS = word_set("at in for with of from and or by on as to but plus")
 # An attribute of the past: an ending confirms it.
 _PAST = word_set("former previous prior past ex old formerly")
 _DENIAL_FILLER = OBJECT_FILLER | word_set("any such")
-_AUXILIARIES = word_set(
-    "been have has had having does did done doing being was were are is am would should could"
-)
-_STOP = word_set("that this with from their there they them have into about also than then some")
-# A denial of a statement that names a scope denies the scope, not the fact.
-_SCOPED = word_set(
-    "weekend weekends week today tonight summer winter sometimes often much every usually "
-    "until during while lately yet always anymore"
-)
 _SCAN = 2000
 
 
@@ -171,7 +160,7 @@ def _value_retired(
 ) -> bool:
     """The value's every mention is reached by a retiring cue of the owner's and closes its
     clause (a trailing word of the fact's own statement may follow a denial)."""
-    phrase = _one_phrase(value)
+    phrase = one_phrase(value)
     if message is None or phrase is None:
         return False
     wanted = {stem(w) for w in value_words(phrase)}
@@ -256,64 +245,7 @@ def _object(words: tuple[str, ...], i: int, skip_verb: bool = False) -> int | No
     return i if i < len(words) else None
 
 
-def denies_statement(message: Reading, fact: Fact, owner: str | None) -> bool:
-    """Whether a sentence of the owner's denies the fact's statement itself: "never" or
-    "not" right before the statement's own main verb, and at least two of the words the
-    statement says after that verb said after the denial too, with no scope ("on weekends",
-    "this week") in the sentence ("Theresa Bronn has led workshops and clinics for aspiring
-    choral directors." / "Theresa Bronn has never led any educational events for aspiring
-    choral directors."). A flag value ("yes") or a value of several parts is denied only
-    this way. A statement that is itself negated is not denied."""
-    statement = fact.statement
-    if not isinstance(statement, str):
-        return False
-    phrase = _one_phrase(fact.value)
-    # A value said in words is denied by its words (``_value_retired``), or by a denial of
-    # its statement that says every one of them after the denied verb ("Lorae Jonis has
-    # never featured Joshan Wode's photographs in any of her books", value "Joshan Wode",
-    # where the possessive keeps the value rule from reading it).
-    worded = (
-        {lemma(w) for w in value_words(phrase) if len(w) >= 4 or w.isdigit()}
-        if phrase is not None
-        else set()
-    )
-    said = word_list(statement[:_SCAN])
-    if set(said) & NEGATIONS:
-        return False
-    skip = set(word_list(owner or "")) | _STOP | {"the", "user", "s"}
-    main = next((i for i, w in enumerate(said) if w not in skip and w not in _AUXILIARIES), None)
-    if main is None:
-        return False
-    verb = lemma(said[main])
-    theirs = {lemma(w) for w in said[main + 1 :] if len(w) >= 4 and w not in skip}
-    for s in message.sentences:
-        if not {"never", "not", "t"} & set(s.words) or set(s.words) & _SCOPED:
-            continue
-        for k in owned_cues(s, owner):
-            if s.words[k] not in ("never", "not", "t") or k + 1 >= len(s.words):
-                continue
-            if lemma(s.words[k + 1]) != verb:
-                continue
-            after = s.words[k + 2 :]
-            mine = {lemma(w) for w in after if len(w) >= 4 and w not in skip}
-            if len(theirs & mine) < 2 or not worded <= {lemma(w) for w in after}:
-                continue
-            if not worded or as_stated(s, k + 2, said, word_list(phrase or "")):
-                return True
-    return False
-
-
 def _lemmas(statement: object) -> frozenset[str]:
     if not isinstance(statement, str):
         return frozenset()
     return frozenset(lemma(w) for w in word_list(statement[:_SCAN]))
-
-
-def _one_phrase(value: Any) -> str | None:
-    """The value's one string leaf, if it has exactly one and it joins nothing."""
-    found = list(leaves(value))
-    if len(found) != 1 or not isinstance(found[0], str):
-        return None
-    if set(word_list(found[0])) & _JOINS:
-        return None
-    return found[0]

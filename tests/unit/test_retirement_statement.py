@@ -1,4 +1,4 @@
-"""processors.retirement_agent: a passive statement denied by its agent in the active.
+"""processors.retirement_statement: a passive statement denied by its agent in the active.
 
 Properties over generated names, participles, nouns and values: the agent's plain denial of
 the same verb, with the owner as its object and a word of the statement besides the names,
@@ -13,8 +13,8 @@ from typing import Any
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from processors.retirement_statement import denied_by_agent
 
-from processors.retirement_agent import denied_by_agent
 from processors.retirement_reading import lemma, read
 from tests.support.hostile import JSON
 from tests.unit.test_retirement import fact, says, word
