@@ -73,6 +73,7 @@ from processors.ids import handle
 from processors.quantity import restated
 from processors.relative_time import anchored_fact
 from processors.retirement import from_denial
+from processors.spelling import spelled_as_said
 from processors.third_party import from_third_party, speaks_of_someone_else
 from processors.validation import validate_candidates
 from schemas.facts import Fact
@@ -388,7 +389,9 @@ class ExtractionStage:
             elif placeholder(c, job.event.content):
                 reason = "placeholder"
             else:
-                # "yesterday" kept for a year names the wrong day: the date it meant.
+                # "yesterday" kept for a year names the wrong day: the date it meant; a name
+                # the model misspelled, as the message spells it (processors.spelling).
+                c = spelled_as_said(c, job.event.content)
                 kept.append(anchored_fact(c, job.event.occurred_at))
                 continue
             self.metrics.inc("consolidator_candidates_rejected_total", reason=reason)

@@ -13,9 +13,9 @@ from typing import Any
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from processors.retirement_statement import denied_by_agent
 
 from processors.retirement_reading import lemma, read
+from processors.retirement_statement import denied_by_agent
 from tests.support.hostile import JSON
 from tests.unit.test_retirement import fact, says, word
 
