@@ -78,7 +78,12 @@ from processors.retirement_reading import (
     span_end,
     word_set,
 )
-from processors.retirement_statement import denied_by_agent, denies_statement, one_phrase
+from processors.retirement_statement import (
+    denied_by_agent,
+    denied_by_contrast,
+    denies_statement,
+    one_phrase,
+)
 from schemas.facts import ExtractedFact, Fact
 
 # Done endings: the state is over ("selling", "quitting", "left" and "replaced" may not be).
@@ -134,6 +139,7 @@ def retires(message: Reading | None, fact: Fact, replaced: bool = False) -> bool
             _value_retired(message, fact.value, owner, scope, replaced)
             or denies_statement(message, fact, owner)
             or denied_by_agent(message, fact, owner)
+            or denied_by_contrast(message, fact, owner)
         )
     except (TypeError, ValueError, RecursionError):
         return False

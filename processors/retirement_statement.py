@@ -29,8 +29,20 @@ was answered "Peaks and Paths" (the stale answer of ``letta-rows5-mem0-v50``).
   says after its verb is said after the denial ("book" / "books");
 - the sentence names no scope ("this year", "on weekends"): that denies the scope.
 
+``denied_by_contrast``: "Jonn Coal often explores new hiking trails with his sister, not
+Rylan Gallaher." against "Jonn Coal often explores new trails with Rylan Gallaher." (value
+"Rylan Gallaher"): a sentence of the owner's says every content word of the statement outside
+its value and the owner's name, then a break, "not" and the whole value, closing its clause.
+The statement's frame said again with the value corrected is a denial of the value; names a
+value of one phrase only (``one_phrase``).
+
 Invariants:
 - Pure and deterministic; never raises for any text, value or statement.
+- A contrast denies only a value of one phrase said whole right after ", not" (past "a",
+  "an", "the") and closing the clause, in a sentence that opens with the owner (the user's:
+  "I"/"we") and neither asks nor quotes, where the statement's own frame (two content words
+  or more) is said before it: "I drive a Tesla, not a Golf" does not retire ``car = 2012 VW
+  Golf``, nor "Anna likes jazz, not Rylan Gallaher" a fact about trails.
 - Never for a statement in the active voice, one that is negated, or one that names no one
   after its verb: the owner's own denials are ``denies_statement``'s.
 - Never for a denial by the owner, by someone the statement does not name, or by a sentence
@@ -178,6 +190,50 @@ def denies_statement(message: Reading, fact: Fact, owner: str | None) -> bool:
             if len(theirs & mine) < 2 or not worded <= {lemma(w) for w in after}:
                 continue
             if not worded or as_stated(s, k + 2, said, word_list(phrase or "")):
+                return True
+    return False
+
+
+def denied_by_contrast(message: Reading | None, fact: Fact, owner: str | None) -> bool:
+    """Whether a sentence of the owner's says the statement's frame with ", not <value>"
+    (module docstring)."""
+    try:
+        return _contrasted(message, fact, owner)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _contrasted(message: Reading | None, fact: Fact, owner: str | None) -> bool:
+    phrase = one_phrase(fact.value)
+    statement = fact.statement
+    if message is None or phrase is None or not isinstance(statement, str):
+        return False
+    value = word_list(phrase)
+    said = word_list(statement[:_SCAN])
+    if not value or set(said) & NEGATIONS:
+        return False
+    skip = set(value) | set(word_list(owner or "")) | _STOP | {"the", "user", "s"}
+    frame = {lemma(w) for w in said if w not in skip and w not in _AUXILIARIES and len(w) >= 3}
+    if len(frame) < 2:
+        return False
+    for s in message.sentences:
+        if s.asked or s.quoted or not s.words:
+            continue
+        if owner is None:
+            if s.words[0] not in ("i", "we"):
+                continue
+        elif (named_in(s.text.strip()) or "").casefold() != owner.casefold():
+            continue
+        for k in range(1, len(s.words)):
+            if s.words[k] != "not" or not s.breaks[k - 1]:
+                continue
+            at = k + 1
+            while at < len(s.words) and s.words[at] in ("a", "an", "the"):
+                at += 1
+            end = at + len(value)
+            if list(s.words[at:end]) != value or (end < len(s.words) and not s.breaks[end - 1]):
+                continue
+            if frame <= {lemma(w) for w in s.words[:k]}:
                 return True
     return False
 

@@ -88,3 +88,32 @@ def test_hostile_input_never_raises(text: str, statement: str | None, value: Any
     f = fact(value if isinstance(value, dict) else {"v": value}, statement=statement)
     denied_by_agent(read(text, "user"), f, "Anna Berg")
     denied_by_agent(read(text, None), f, None)
+
+
+@given(
+    owner=name,
+    stranger=name,
+    value=name,
+    frame=st.lists(word.map(str.lower), min_size=2, max_size=3, unique_by=lemma),
+    other=word,
+    more=word.map(str.lower),
+)
+def test_a_contrast_that_restates_the_frame_denies_the_value(
+    owner: str, stranger: str, value: str, frame: list[str], other: str, more: str
+) -> None:
+    """A contrast, "<owner> <frame> with <other>, not <value>.", retires "<owner> <frame> with
+    <value>."; a frame word missing, someone else's sentence, a question, no break before "not", or a
+    value that does not close its clause do not."""
+    assume(_distinct(owner, stranger, value, " ".join(frame), other, more))
+    said = " ".join(frame)
+    f = fact(value, predicate="partner", statement=f"{owner} {said} with {value}.")
+    assert says(f"{owner} {said} with {other}, not {value}.", f)
+    assert says(f"{owner} now {said} with {other} instead, not the {value}.", f)
+    assert not says(f"{owner} {' '.join(frame[1:])} with {other}, not {value}.", f)
+    assert not says(f"{stranger} {said} with {other}, not {value}.", f)
+    assert not says(f"Does {owner} {said} with {other}, not {value}?", f)
+    assert not says(f"{owner} {said} with {other} not {value}.", f)
+    assert not says(f"{owner} {said} with {other}, not {value} {more} today.", f)
+    mine = fact(value, predicate="partner", statement=f"The user {said} with {value}.")
+    assert says(f"I {said} with {other}, not {value}.", mine)
+    assert not says(f"My brother {said} with {other}, not {value}.", mine)
