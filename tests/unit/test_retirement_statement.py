@@ -102,8 +102,8 @@ def test_a_contrast_that_restates_the_frame_denies_the_value(
     owner: str, stranger: str, value: str, frame: list[str], other: str, more: str
 ) -> None:
     """A contrast, "<owner> <frame> with <other>, not <value>.", retires "<owner> <frame> with
-    <value>."; a frame word missing, someone else's sentence, a question, no break before "not", or a
-    value that does not close its clause do not."""
+    <value>."; a frame word missing, someone else's sentence, a question, no break before
+    "not", or a value that does not close its clause do not."""
     assume(_distinct(owner, stranger, value, " ".join(frame), other, more))
     said = " ".join(frame)
     f = fact(value, predicate="partner", statement=f"{owner} {said} with {value}.")
