@@ -1,6 +1,7 @@
-"""A denial of a fact's statement, rather than of its value: by the fact's owner
-(``denies_statement``) or, for a statement in the passive, by its agent (``denied_by_agent``).
-``processors.retirement.retires`` reads both for every active fact of the subject.
+"""A denial of a fact's statement, rather than of its value alone: by the fact's owner
+(``denies_statement``), for a statement in the passive by its agent (``denied_by_agent``), or
+by a contrast that says the statement again with another value (``denied_by_contrast``).
+``processors.retirement.retires`` reads all three for every active fact of the subject.
 
 ``denies_statement``: "Theresa Bronn has never led any educational events for aspiring choral
 directors." against "Theresa Bronn has led workshops and clinics for aspiring choral

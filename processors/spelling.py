@@ -21,6 +21,9 @@ Invariants:
   or one not capitalised in the value: only names are read.
 - A word with two or more capitalised words of the text one edit away stays as it was: the
   message does not say which was meant.
+- Bounded: the text is read to its first 20,000 characters and the value to its first 200
+  string leaves; each word is compared only with the names of its first letter and a length
+  one apart.
 - The replacement is a word of the text as the text spells it; a value is never lengthened
   or shortened by more than one letter a word.
 """
@@ -47,7 +50,12 @@ def spelled_as_said(candidate: ExtractedFact, text: object) -> ExtractedFact:
     try:
         said = _WORD.findall(text[:_SCAN])
         known = {w.casefold() for w in said}
-        names = {w for w in said if len(w) >= _MIN and w[0].isupper()}
+        # The message's names by (first letter, length): a word is compared only with the
+        # names that could be one edit from it, so a long value and a long message stay cheap.
+        names: dict[tuple[str, int], set[str]] = {}
+        for w in said:
+            if len(w) >= _MIN and w[0].isupper():
+                names.setdefault((w[0].casefold(), len(w)), set()).add(w)
         if not names:
             return candidate
         budget = [_MAX_LEAVES]
@@ -59,7 +67,10 @@ def spelled_as_said(candidate: ExtractedFact, text: object) -> ExtractedFact:
         return candidate
 
 
-def _fix(node: Any, known: set[str], names: set[str], budget: list[int]) -> Any:
+_Names = dict[tuple[str, int], set[str]]
+
+
+def _fix(node: Any, known: set[str], names: _Names, budget: list[int]) -> Any:
     if isinstance(node, dict):
         return {k: _fix(v, known, names, budget) for k, v in node.items()}
     if isinstance(node, list):
@@ -70,13 +81,15 @@ def _fix(node: Any, known: set[str], names: set[str], budget: list[int]) -> Any:
     return _WORD.sub(lambda m: _respelled(m.group(0), known, names), node)
 
 
-def _respelled(word: str, known: set[str], names: set[str]) -> str:
+def _respelled(word: str, known: set[str], names: _Names) -> str:
     if len(word) < _MIN or not word[0].isupper() or word.casefold() in known:
         return word
+    first = word[0].casefold()
     near = {
         n
-        for n in names
-        if n[0].casefold() == word[0].casefold() and _one_edit(word.casefold(), n.casefold())
+        for size in (len(word) - 1, len(word), len(word) + 1)
+        for n in names.get((first, size), ())
+        if _one_edit(word.casefold(), n.casefold())
     }
     return near.pop() if len(near) == 1 else word
 

@@ -15,7 +15,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from processors.retirement_reading import lemma, read
-from processors.retirement_statement import denied_by_agent
+from processors.retirement_statement import denied_by_agent, denied_by_contrast
 from tests.support.hostile import JSON
 from tests.unit.test_retirement import fact, says, word
 
@@ -86,8 +86,10 @@ def test_the_agents_denial_retires_and_nothing_else_does(
 )
 def test_hostile_input_never_raises(text: str, statement: str | None, value: Any) -> None:
     f = fact(value if isinstance(value, dict) else {"v": value}, statement=statement)
-    denied_by_agent(read(text, "user"), f, "Anna Berg")
-    denied_by_agent(read(text, None), f, None)
+    for check in (denied_by_agent, denied_by_contrast):
+        check(read(text, "user"), f, "Anna Berg")
+        check(read(text, None), f, None)
+        check(None, f, "Anna Berg")
 
 
 @given(

@@ -89,3 +89,18 @@ def test_hostile_values_and_texts_never_raise(value: Any, text: str) -> None:
     out = spelled_as_said(c, text)
     assert out.predicate == c.predicate and out.statement == c.statement
     assert spelled_as_said(c, None) == c
+
+
+def test_a_hundred_times_the_names_still_reads_each_word_once() -> None:
+    """A message of 3,000 names and a value listing 150 of them with one misspelled: the one
+    is corrected, the others stay, and leaves past the budget are left as they were (the
+    message is read to its first 20,000 characters)."""
+    said = [
+        f"Name{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676)}" for i in range(3000)
+    ]
+    text = "Rylan Gallaher met " + " and ".join(said)
+    listed = [*said[:150], "Ryan Gallaher"]
+    fixed = spelled_as_said(cand({"value": listed}), text)
+    assert fixed.value == {"value": [*said[:150], "Rylan Gallaher"]}
+    far = ["Someone"] * 250 + ["Ryan Gallaher"]
+    assert spelled_as_said(cand({"value": far}), text).value == {"value": far}
